@@ -1,0 +1,147 @@
+"""The plugin author's contract: every hook a plugin may implement.
+
+A plugin is a Python module (or object) with functions named after these hooks and decorated
+with ``mskernel.hooks.hookimpl``; it is published as a distribution with one entry point in
+the group ``mskernel.plugins``::
+
+    [project.entry-points."mskernel.plugins"]
+    cpu = "mskernel_cpu.plugin"
+
+Lifecycle.  ``import mskernel`` reads no plugin code.  Discovery reads the entry points and
+the distribution metadata only; the core's version is checked against the distribution's
+``Requires-Dist: mskernel ...`` requirement *before* the module is imported (an incompatible
+plugin is reported, never imported).  On first use — the first backend lookup, namespace
+access, unknown op name or ``mskernel plugins`` command — each enabled plugin is imported and
+its registration hooks are called once, in this order::
+
+    mskernel_plugin_info        describe
+    mskernel_register_ops       define ops
+    mskernel_register_rules     attach rules to ops (autodiff, sharding, cost, ...)
+    mskernel_register_backends  add backend factories
+    mskernel_register_passes    add passes and pipelines
+    mskernel_register_namespaces  expose mskernel.<name>
+    mskernel_add_cli            add mskernel sub-commands (only when the CLI runs)
+
+A hook that raises marks its plugin ``broken`` with the traceback (shown by ``mskernel plugins
+list`` and ``info``); what the plugin registered before the failure is kept, the core and the
+other plugins go on.  Each registry a hook receives is *scoped* to the calling plugin: what it
+defines is recorded as owned by the plugin's distribution.
+
+Every hook is called once per plugin with keyword arguments; an implementation may accept a
+subset of the arguments listed (pluggy's rule).  Return values are ignored except where a hook
+says otherwise.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .markers import hookspec
+
+if TYPE_CHECKING:
+    from ..ops.registry import OpRegistry, RuleRegistry
+    from ..passes.registry import PassRegistry
+    from ..runtime.registry import BackendRegistry
+    from .info import PluginInfo
+    from .registries import CommandRegistry, NamespaceRegistry
+
+
+# ---------------------------------------------------------------------------------------------
+# describe
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def mskernel_plugin_info() -> "PluginInfo":
+    """Describe this plugin.
+
+    Return a :class:`mskernel.hooks.PluginInfo`: ``name`` (normally the entry-point name),
+    ``version`` (normally the distribution's), ``kind`` (``"backend"``, ``"transform"`` or
+    ``"library"``), ``provides`` (short tags such as ``"backend:cpu"``, ``"namespace:nn"``,
+    ``"ops:quantum.*"``) and a one-line ``description``.  Optional: a plugin without it is
+    described from its distribution metadata.  Must be cheap and must not touch hardware.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# build: ops and the rules attached to them
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def mskernel_register_ops(registry: "OpRegistry") -> None:
+    """Define this plugin's ops with ``registry.define(OpDef(...))``.
+
+    An op is defined once: inputs, attribute schema, shape/dtype rule and NumPy reference
+    semantics (see :class:`mskernel.ops.OpDef`).  Prefix op names with the plugin's name
+    (``"quantum.expectation"``).  Redefining an existing op is an error unless
+    ``override=True`` is passed; overrides are listed by ``mskernel plugins info``.
+    """
+
+
+@hookspec
+def mskernel_register_rules(rules: "RuleRegistry") -> None:
+    """Attach rules to ops by name with ``rules.register(kind, op_name, rule)``.
+
+    ``kind`` is an open string agreed between the plugin that reads the rule and those that
+    provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"``, a parallel plugin reads
+    ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
+    core ops' derivatives) and to its own ops for a transform it does not implement.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# lower and execute: backends
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def mskernel_register_backends(backends: "BackendRegistry") -> None:
+    """Add backend factories with ``backends.register(name, factory, priority=...)``.
+
+    ``factory()`` returns a :class:`mskernel.runtime.Backend`; it is called when the backend
+    is first needed and must not raise when hardware is missing — the backend reports that
+    through ``availability()``.  Higher ``priority`` is preferred; users override the order
+    with ``MSKERNEL_BACKENDS=gpu,cpu``.  Names are open strings; two plugins registering the
+    same backend name is an error naming both.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# transform: passes and pipelines
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def mskernel_register_passes(passes: "PassRegistry") -> None:
+    """Add passes (``passes.register(pass_object)``) and named pipelines
+    (``passes.register_pipeline(name, [pass names], level=...)``).
+
+    A pass implements :class:`mskernel.passes.Pass`: ``run(graph, context) -> PassResult``
+    and must not change what the graph computes.  Backend-specific passes (fusion, layout,
+    memory planning) are registered here too and run by the backend's ``compile`` through the
+    same :class:`mskernel.passes.PassManager`.
+    """
+
+
+# ---------------------------------------------------------------------------------------------
+# user surface
+# ---------------------------------------------------------------------------------------------
+
+
+@hookspec
+def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
+    """Expose user namespaces with ``namespaces.register("nn", "mskernel_nn.api")``.
+
+    ``mskernel.nn`` then imports and returns that module on first access.  The module path is
+    given as a string so nothing is imported before the user asks for it.
+    """
+
+
+@hookspec
+def mskernel_add_cli(commands: "CommandRegistry") -> None:
+    """Add ``mskernel <name>`` sub-commands with ``commands.add(name, help, configure, run)``.
+
+    ``configure(parser)`` adds arguments to an ``argparse`` sub-parser; ``run(args)`` performs
+    the command and returns the process exit code.  Called only when the CLI starts.
+    """

@@ -1,0 +1,75 @@
+"""Small registries the hooks fill: user namespaces and CLI sub-commands, and the
+scoping wrapper that stamps what a plugin registers with its distribution name."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from ..errors import PluginError
+
+
+@dataclass
+class NamespaceRegistry:
+    """``mskernel.<name>`` → the module that implements it (imported on first access)."""
+
+    modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
+
+    def register(self, name: str, module: str, *, owner: str = "unknown") -> None:
+        if not name.isidentifier():
+            raise PluginError(f"namespace name {name!r} is not a Python identifier")
+        existing = self.modules.get(name)
+        if existing is not None:
+            raise PluginError(
+                f"namespace 'mskernel.{name}' is already provided by {existing[1]}; "
+                f"{owner} cannot provide it too"
+            )
+        self.modules[name] = (module, owner)
+
+
+@dataclass
+class Command:
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+    owner: str
+
+
+@dataclass
+class CommandRegistry:
+    commands: dict[str, Command] = field(default_factory=dict)
+
+    def add(self, name: str, help: str, configure: Callable[[argparse.ArgumentParser], None],
+            run: Callable[[argparse.Namespace], int], *, owner: str = "unknown") -> None:
+        if name in self.commands:
+            raise PluginError(
+                f"command 'mskernel {name}' is already added by {self.commands[name].owner}"
+            )
+        self.commands[name] = Command(name, help, configure, run, owner)
+
+
+class Scoped:
+    """A view of a registry for one plugin: calls to the methods named in ``stamped`` get
+    ``owner=<distribution>`` filled in; everything else passes through."""
+
+    def __init__(self, registry: Any, owner: str, stamped: tuple[str, ...]) -> None:
+        self._registry = registry
+        self._owner = owner
+        self._stamped = stamped
+
+    def __getattr__(self, name: str) -> Any:
+        attr = getattr(self._registry, name)
+        if name in self._stamped:
+            owner = self._owner
+
+            def stamped(*args: Any, **kwargs: Any) -> Any:
+                kwargs.setdefault("owner", owner)
+                return attr(*args, **kwargs)
+
+            return stamped
+        return attr
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._registry

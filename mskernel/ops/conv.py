@@ -1,0 +1,7 @@
+"""Core ops: conv."""
+
+from __future__ import annotations
+
+from .registry import OpDef
+
+OPS: list[OpDef] = []

@@ -1,0 +1,7 @@
+"""Core ops: linalg."""
+
+from __future__ import annotations
+
+from .registry import OpDef
+
+OPS: list[OpDef] = []

@@ -1,0 +1,7 @@
+"""Samples for the conv ops."""
+
+from __future__ import annotations
+
+from .. import SampleFn
+
+SAMPLES: dict[str, SampleFn] = {}

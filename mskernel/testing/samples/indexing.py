@@ -1,0 +1,7 @@
+"""Samples for the indexing ops."""
+
+from __future__ import annotations
+
+from .. import SampleFn
+
+SAMPLES: dict[str, SampleFn] = {}
