@@ -68,6 +68,9 @@ int16 = _make("int16", "i16", "i", 2, np.int16)
 int32 = _make("int32", "i32", "i", 4, np.int32)
 int64 = _make("int64", "i64", "i", 8, np.int64)
 uint8 = _make("uint8", "u8", "u", 1, np.uint8)
+uint16 = _make("uint16", "u16", "u", 2, np.uint16)
+uint32 = _make("uint32", "u32", "u", 4, np.uint32)
+uint64 = _make("uint64", "u64", "u", 8, np.uint64)
 float16 = _make("float16", "f16", "f", 2, np.float16)
 bfloat16 = _make("bfloat16", "bf16", "f", 2, np.float32)
 float32 = _make("float32", "f32", "f", 4, np.float32)
@@ -76,11 +79,11 @@ complex64 = _make("complex64", "c64", "c", 8, np.complex64)
 complex128 = _make("complex128", "c128", "c", 16, np.complex128)
 
 ALL_DTYPES: tuple[DType, ...] = (
-    bool_, int8, int16, int32, int64, uint8,
+    bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float16, bfloat16, float32, float64, complex64, complex128,
 )
 FLOAT_DTYPES: tuple[DType, ...] = (float16, bfloat16, float32, float64)
-INTEGER_DTYPES: tuple[DType, ...] = (int8, int16, int32, int64, uint8)
+INTEGER_DTYPES: tuple[DType, ...] = (int8, int16, int32, int64, uint8, uint16, uint32, uint64)
 
 _BY_NAME: dict[str, DType] = {}
 for _dt in ALL_DTYPES:

@@ -40,7 +40,7 @@ def broadcast_shapes(*shapes: Shape) -> Shape:
 def same_dtype(types: Sequence[TensorType]) -> DType:
     dts = {t.dtype for t in types}
     if len(dts) > 1:
-        listed = ", ".join(str(t) for t in types)
+        listed = ", ".join(sorted(dt.name for dt in dts))
         raise InferError(
             f"operands must have the same dtype, got {listed}; cast or promote them first"
         )
