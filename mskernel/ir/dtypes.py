@@ -160,7 +160,7 @@ def round_to_bfloat16(x: np.ndarray) -> np.ndarray:
     NaN stays NaN and infinities stay infinite; this is how the reference backend keeps
     bfloat16 arithmetic exact to the type.
     """
-    x32 = np.ascontiguousarray(x, dtype=np.float32)
+    x32 = np.require(x, np.float32, "C")
     bits = x32.view(np.uint32)
     rounding = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
     rounded = ((bits + rounding) & np.uint32(0xFFFF0000)).view(np.float32)

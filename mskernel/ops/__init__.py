@@ -17,7 +17,7 @@ def registry() -> OpRegistry:
     return host().ops
 
 
-def rules() -> RuleRegistry:
+def rule_registry() -> RuleRegistry:
     """The process-wide rule registry (VJP/JVP, sharding, … attached to op names)."""
     from ..hooks.host import host
 
@@ -25,4 +25,4 @@ def rules() -> RuleRegistry:
     return host().rules
 
 
-__all__ = ["Attr", "OpDef", "OpRegistry", "RuleRegistry", "registry", "rules"]
+__all__ = ["Attr", "OpDef", "OpRegistry", "RuleRegistry", "registry", "rule_registry"]

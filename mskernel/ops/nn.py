@@ -1,7 +1,178 @@
-"""Core ops: nn."""
+"""Neural-network ops: ``softmax``, ``log_softmax`` and the normalisations ``batch_norm``,
+``layer_norm`` and ``group_norm``.
+
+All take floating-point tensors, and every parameter (scale, bias, statistics) has the dtype
+of ``x``.  They are composites of reductions and elementwise ops, kept as single ops so a
+backend can claim and fuse them.  Normalisations compute ``(x - mean) * rstd * scale + bias``
+with ``rstd = 1 / sqrt(var + eps)`` and the biased variance (divisor ``n``), and return their
+statistics as extra outputs for autodiff and running-average updates:
+
+- ``batch_norm(x[N, C, ...], scale[C], bias[C], mean[C], var[C])`` → ``(y, mean, var)``:
+  with ``training=True`` the statistics are those of the batch, over every axis but 1
+  (momentum updates of running statistics are the caller's); otherwise the given ``mean``
+  and ``var`` are used and returned unchanged.
+- ``layer_norm(x, scale, bias)`` → ``(y, mean, rstd)``: normalises over the axes from
+  ``axis`` on (MindSpore's ``begin_norm_axis``); ``scale``/``bias`` have shape
+  ``x.shape[axis:]`` and the statistics keep the normalised axes as size 1, shape
+  ``x.shape[:axis] + (1,) * (x.rank - axis)`` (as PyTorch's ``native_layer_norm``).
+- ``group_norm(x[N, C, ...], scale[C], bias[C])`` → ``(y, mean, rstd)``: normalises each of
+  ``num_groups`` groups of consecutive channels of each sample; statistics have shape
+  ``[N, num_groups]`` (as PyTorch's ``native_group_norm``).
+
+The reference computes float16 in float32 (:func:`~mskernel.ops.reduction.widened`).
+"""
 
 from __future__ import annotations
 
-from .registry import OpDef
+import math
 
-OPS: list[OpDef] = []
+import numpy as np
+
+from ..errors import InferError
+from ..ir.types import Shape, TensorType
+from .reduction import moments, require_dtype, widened
+from .registry import Attr, OpDef
+from .rules import normalize_axis, same_dtype, tensor
+
+_EPS = Attr("eps", "float", 1e-5)
+
+
+def _softmax_infer(x: TensorType, axis: int) -> TensorType:
+    x = tensor(x)
+    require_dtype(x, "f")
+    normalize_axis(axis, x.rank)
+    return x
+
+
+def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
+    """``x`` minus its maximum along ``axis`` (the peak becomes 0, so exp cannot overflow)."""
+    w = widened(x)
+    return w - np.max(w, axis=axis, keepdims=True, initial=-np.inf)
+
+
+def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    e = np.exp(_shifted(x, axis))
+    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+
+
+def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
+    s = _shifted(x, axis)
+    out = s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    return out.astype(x.dtype, copy=False)
+
+
+def _parameters(x: TensorType, shape: Shape, **params: TensorType) -> None:
+    """Require each named parameter to be a tensor of ``x``'s dtype and of ``shape``."""
+    for name, t in params.items():
+        t = tensor(t, name)
+        same_dtype([x, t])
+        if t.shape != shape:
+            raise InferError(
+                f"{name} must have shape {list(shape)} to match x of shape {list(x.shape)}, "
+                f"got {list(t.shape)}"
+            )
+
+
+def _channels_first(x: TensorType) -> int:
+    """Check ``x`` is a floating ``[N, C, ...]`` tensor and return ``C``."""
+    x = tensor(x)
+    require_dtype(x, "f")
+    if x.rank < 2:
+        raise InferError(f"x must have shape [N, C, ...] (rank >= 2), got shape {list(x.shape)}")
+    return x.shape[1]
+
+
+def _per_channel(a: np.ndarray, ndim: int) -> np.ndarray:
+    """A ``[C]`` vector shaped to broadcast against ``[N, C, ...]``."""
+    return a.reshape((1, -1) + (1,) * (ndim - 2))
+
+
+def _batch_norm_infer(x: TensorType, scale: TensorType, bias: TensorType, mean: TensorType,
+                      var: TensorType, eps: float, training: bool) -> tuple[TensorType, ...]:
+    channels = _channels_first(x)
+    _parameters(x, (channels,), scale=scale, bias=bias, mean=mean, var=var)
+    stats = x.with_shape((channels,))
+    return x, stats, stats
+
+
+def _batch_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.ndarray,
+                var: np.ndarray, eps: float, training: bool) -> tuple[np.ndarray, ...]:
+    w = widened(x)
+    if training:
+        axes = (0, *range(2, x.ndim))
+        batch_mean, batch_var = moments(w, axes)
+        mean, var = batch_mean.reshape(-1), batch_var.reshape(-1)
+    rstd = 1 / np.sqrt(widened(var) + eps)
+    gain = _per_channel(rstd * widened(scale), x.ndim)
+    y = (w - _per_channel(widened(mean), x.ndim)) * gain + _per_channel(widened(bias), x.ndim)
+    return tuple(a.astype(x.dtype, copy=False) for a in (y, mean, var))
+
+
+def _layer_norm_infer(x: TensorType, scale: TensorType, bias: TensorType, axis: int,
+                      eps: float) -> tuple[TensorType, ...]:
+    x = tensor(x)
+    require_dtype(x, "f")
+    first = normalize_axis(axis, x.rank)
+    _parameters(x, x.shape[first:], scale=scale, bias=bias)
+    stats = x.with_shape(x.shape[:first] + (1,) * (x.rank - first))
+    return x, stats, stats
+
+
+def _normalized(w: np.ndarray, axes: tuple[int, ...],
+                eps: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(w - mean) * rstd`` over ``axes``, with the mean and rstd (axes kept as size 1)."""
+    mean, var = moments(w, axes)
+    rstd = 1 / np.sqrt(var + eps)
+    return (w - mean) * rstd, mean, rstd
+
+
+def _layer_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, axis: int,
+                eps: float) -> tuple[np.ndarray, ...]:
+    first = axis % x.ndim
+    normed, mean, rstd = _normalized(widened(x), tuple(range(first, x.ndim)), eps)
+    y = normed * widened(scale) + widened(bias)
+    return tuple(a.astype(x.dtype, copy=False) for a in (y, mean, rstd))
+
+
+def _group_norm_infer(x: TensorType, scale: TensorType, bias: TensorType, num_groups: int,
+                      eps: float) -> tuple[TensorType, ...]:
+    channels = _channels_first(x)
+    if num_groups <= 0:
+        raise InferError(f"num_groups must be positive, got {num_groups}")
+    if channels % num_groups:
+        raise InferError(
+            f"the {channels} channels of x (shape {list(x.shape)}) cannot be split into "
+            f"{num_groups} groups: {channels} is not divisible by {num_groups}"
+        )
+    _parameters(x, (channels,), scale=scale, bias=bias)
+    stats = x.with_shape((x.shape[0], num_groups))
+    return x, stats, stats
+
+
+def _group_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, num_groups: int,
+                eps: float) -> tuple[np.ndarray, ...]:
+    batch, channels = x.shape[:2]
+    group_size = channels // num_groups * math.prod(x.shape[2:])
+    grouped = widened(x).reshape(batch, num_groups, group_size)
+    normed, mean, rstd = _normalized(grouped, (2,), eps)
+    y = (normed.reshape(x.shape) * _per_channel(widened(scale), x.ndim)
+         + _per_channel(widened(bias), x.ndim))
+    stats = (mean.reshape(batch, num_groups), rstd.reshape(batch, num_groups))
+    return tuple(a.astype(x.dtype, copy=False) for a in (y, *stats))
+
+
+OPS: list[OpDef] = [
+    OpDef("softmax", ("x",), _softmax_infer, _softmax, attrs=(Attr("axis", "int", -1),),
+          doc="exp(x) / sum(exp(x)) along axis, computed stably"),
+    OpDef("log_softmax", ("x",), _softmax_infer, _log_softmax, attrs=(Attr("axis", "int", -1),),
+          doc="x - logsumexp(x) along axis, computed stably"),
+    OpDef("batch_norm", ("x", "scale", "bias", "mean", "var"), _batch_norm_infer, _batch_norm,
+          attrs=(_EPS, Attr("training", "bool", False)),
+          doc="per-channel normalisation of [N, C, ...]; returns (y, mean, var)"),
+    OpDef("layer_norm", ("x", "scale", "bias"), _layer_norm_infer, _layer_norm,
+          attrs=(Attr("axis", "int", -1), _EPS),
+          doc="normalisation over the axes from axis on; returns (y, mean, rstd)"),
+    OpDef("group_norm", ("x", "scale", "bias"), _group_norm_infer, _group_norm,
+          attrs=(Attr("num_groups", "int"), _EPS),
+          doc="normalisation over groups of channels of [N, C, ...]; returns (y, mean, rstd)"),
+]

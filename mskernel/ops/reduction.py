@@ -1,7 +1,189 @@
-"""Core ops: reduction."""
+"""Reductions: ``sum``, ``prod``, ``mean``, ``var``, ``std``, ``max``, ``min``, ``logsumexp``,
+``all``, ``any`` over a set of axes, and ``argmax``/``argmin`` along one axis.
+
+Attributes: ``axes`` (``None`` reduces every axis; negatives count from the end; ``()``
+reduces nothing) and ``keepdims`` (reduced axes stay as size 1).  ``argmax``/``argmin`` take
+``axis`` (``None`` searches the flattened tensor) and return int64 indices of the first
+extreme value.  Every op here carries the ``"reduction"`` trait.
+
+Dtype rules (no op here changes the element type except ``argmax``/``argmin``):
+
+- ``sum``/``prod`` keep the input dtype (integers wrap around) and accept any numeric input;
+  bool must be cast first.  Reducing nothing gives 0 and 1.
+- ``mean`` accepts floating or complex inputs; ``var``, ``std`` and ``logsumexp`` floating
+  ones.  ``var``/``std`` divide by ``max(n - correction, 0)`` as PyTorch does, so the mean
+  and variance of an empty reduction are NaN and ``logsumexp`` of one is ``-inf``.
+- ``max``/``min``/``argmax``/``argmin`` accept real inputs and have no identity: reducing a
+  size-0 axis is an error.  NaN propagates (``argmax`` points at the first NaN).
+
+The reference accumulates float16 in float32 (:func:`widened`), as backends do.
+"""
 
 from __future__ import annotations
 
-from .registry import OpDef
+import math
+from typing import Callable, Optional
 
-OPS: list[OpDef] = []
+import numpy as np
+
+from ..errors import InferError
+from ..ir.dtypes import int64
+from ..ir.types import TensorType
+from .registry import Attr, OpDef
+from .rules import normalize_axes, normalize_axis, reduced_shape, tensor
+
+#: Input kinds an op accepts, and how an error message words them.
+_KINDS = {
+    "iufc": "a numeric", "fc": "a floating-point or complex", "f": "a floating-point",
+    "iuf": "a real numeric", "b": "a bool",
+}
+_REDUCTION = frozenset({"reduction"})
+
+
+def require_dtype(x: TensorType, kinds: str) -> None:
+    """Raise ``InferError`` unless ``x.dtype.kind`` is one of ``kinds`` (a key of the table
+    above); a bool input given to a numeric op is told to cast."""
+    if x.dtype.kind in kinds:
+        return
+    hint = "; cast it to an integer or floating dtype first" if x.dtype.is_bool else ""
+    raise InferError(f"expects {_KINDS[kinds]} input, got {x}{hint}")
+
+
+def widened(x: np.ndarray) -> np.ndarray:
+    """``x`` as float32 when it is float16, else unchanged: the precision reference kernels
+    accumulate low-precision floats in (bfloat16 is already stored as float32)."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+def moments(x: np.ndarray, axes: tuple[int, ...],
+            correction: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and variance of ``x`` over ``axes``, both with the reduced axes kept as size 1.
+
+    The variance divides by ``max(n - correction, 0)`` (``correction=0`` is the biased
+    estimate normalisation layers use).  Computed in ``x``'s own dtype: widen it first.
+    """
+    count = math.prod(x.shape[a] for a in axes)
+    mean = np.sum(x, axis=axes, keepdims=True) / count
+    deviation = x - mean
+    squares = np.sum(deviation * deviation, axis=axes, keepdims=True)
+    return mean, squares / max(count - correction, 0)
+
+
+def _no_empty_reduction(x: TensorType, axes: tuple[int, ...]) -> None:
+    empty = [a for a in axes if x.shape[a] == 0]
+    if empty:
+        raise InferError(
+            f"cannot reduce the size-0 axis {empty[0]} of shape {list(x.shape)}: "
+            "the reduction has no identity"
+        )
+
+
+def _reduction(name: str, fn: Callable[..., np.ndarray], kinds: str, doc: str, *,
+               nonempty: bool = False, extra: tuple[Attr, ...] = ()) -> OpDef:
+    """An op reducing ``x`` over ``axes``; ``fn(x, axes, keepdims, **extra)`` gets the
+    normalised axes.  The result keeps ``x``'s dtype (bool for bool inputs)."""
+
+    def infer(x: TensorType, axes: Optional[tuple[int, ...]], keepdims: bool,
+              **_: object) -> TensorType:
+        x = tensor(x)
+        require_dtype(x, kinds)
+        dims = normalize_axes(axes, x.rank)
+        if nonempty:
+            _no_empty_reduction(x, dims)
+        return x.with_shape(reduced_shape(x.shape, dims, keepdims))
+
+    def reference(x: np.ndarray, axes: Optional[tuple[int, ...]], keepdims: bool,
+                  **attrs: object) -> np.ndarray:
+        result = fn(x, normalize_axes(axes, x.ndim), keepdims, **attrs)
+        return np.asarray(result).astype(x.dtype, copy=False)
+
+    attrs = (Attr("axes", "ints?", None), Attr("keepdims", "bool", False), *extra)
+    return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc)
+
+
+def _sum(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    w = widened(x)
+    return np.sum(w, axis=axes, dtype=w.dtype, keepdims=keepdims)
+
+
+def _prod(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    w = widened(x)
+    return np.prod(w, axis=axes, dtype=w.dtype, keepdims=keepdims)
+
+
+def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    return _sum(x, axes, keepdims) / math.prod(x.shape[a] for a in axes)
+
+
+def _var(x: np.ndarray, axes: tuple[int, ...], keepdims: bool, correction: int) -> np.ndarray:
+    _, var = moments(widened(x), axes, correction)
+    return var if keepdims else np.squeeze(var, axis=axes)
+
+
+def _std(x: np.ndarray, axes: tuple[int, ...], keepdims: bool, correction: int) -> np.ndarray:
+    return np.sqrt(_var(x, axes, keepdims, correction))
+
+
+def _max(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    return np.max(x, axis=axes, keepdims=keepdims)
+
+
+def _min(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    return np.min(x, axis=axes, keepdims=keepdims)
+
+
+def _all(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    return np.all(x, axis=axes, keepdims=keepdims)
+
+
+def _any(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    return np.any(x, axis=axes, keepdims=keepdims)
+
+
+def _logsumexp(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+    w = widened(x)
+    peak = np.max(w, axis=axes, keepdims=True, initial=-np.inf)
+    # Shifting by an infinite peak would give inf - inf; such slices are all -inf (result
+    # -inf) or contain +inf (result +inf), which the unshifted sum gets right.
+    peak = np.where(np.isfinite(peak), peak, 0)
+    total = np.log(np.sum(np.exp(w - peak), axis=axes, keepdims=True)) + peak
+    return total if keepdims else np.squeeze(total, axis=axes)
+
+
+def _arg_reduction(name: str, fn: Callable[..., np.ndarray], doc: str) -> OpDef:
+    def infer(x: TensorType, axis: Optional[int], keepdims: bool) -> TensorType:
+        x = tensor(x)
+        require_dtype(x, "iuf")
+        if axis is None:
+            if x.size == 0:
+                raise InferError(f"cannot search the empty tensor {x}: it has no elements")
+            return TensorType(int64, (1,) * x.rank if keepdims else ())
+        dim = normalize_axis(axis, x.rank)
+        _no_empty_reduction(x, (dim,))
+        return TensorType(int64, reduced_shape(x.shape, (dim,), keepdims))
+
+    def reference(x: np.ndarray, axis: Optional[int], keepdims: bool) -> np.ndarray:
+        return np.asarray(fn(x, axis=axis, keepdims=keepdims)).astype(np.int64)
+
+    attrs = (Attr("axis", "int?", None), Attr("keepdims", "bool", False))
+    return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc)
+
+
+_CORRECTION = (Attr("correction", "int", 0),)
+
+OPS: list[OpDef] = [
+    _reduction("sum", _sum, "iufc", "sum over axes, in the input dtype (integers wrap)"),
+    _reduction("prod", _prod, "iufc", "product over axes, in the input dtype (integers wrap)"),
+    _reduction("mean", _mean, "fc", "arithmetic mean over axes (NaN for an empty reduction)"),
+    _reduction("var", _var, "f", "variance over axes, dividing by max(n - correction, 0)",
+               extra=_CORRECTION),
+    _reduction("std", _std, "f", "sqrt(var(x, axes, correction))", extra=_CORRECTION),
+    _reduction("max", _max, "iuf", "largest element over axes (NaN propagates)", nonempty=True),
+    _reduction("min", _min, "iuf", "smallest element over axes (NaN propagates)", nonempty=True),
+    _reduction("logsumexp", _logsumexp, "f",
+               "log(sum(exp(x))) over axes, computed without overflow; -inf when empty"),
+    _reduction("all", _all, "b", "true when every element over axes is true"),
+    _reduction("any", _any, "b", "true when some element over axes is true"),
+    _arg_reduction("argmax", np.argmax, "int64 index of the first largest element"),
+    _arg_reduction("argmin", np.argmin, "int64 index of the first smallest element"),
+]

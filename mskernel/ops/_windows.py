@@ -1,0 +1,153 @@
+"""Sliding-window geometry shared by the convolution and pooling ops.
+
+Layout is channels-first: ``[N, C, *spatial]`` with 1 to 3 spatial dims.  Per-dim attributes
+(``kernel``, ``stride``, ``dilation``) have one entry per spatial dim; ``padding`` has a
+``(lo, hi)`` pair per spatial dim, flattened in order: ``(lo0, hi0, lo1, hi1, ...)``.
+
+:class:`Window` validates that geometry, computes PyTorch's output size (``ceil_mode``
+included) and gives the windows of an array as a strided view ``[N, C, *out, *kernel]``:
+im2col without copying, so references reduce or contract windows with vectorised NumPy.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence
+
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from ..errors import InferError
+from ..ir.types import Shape, TensorType
+
+Pads = tuple[tuple[int, int], ...]
+
+
+def spatial_rank(x: TensorType, layout: str = "[N, C, *spatial]") -> int:
+    """The number of spatial dims of ``x`` (1 to 3); they must be non-empty."""
+    n = x.rank - 2
+    if not 1 <= n <= 3:
+        raise InferError(
+            f"x must have rank 3, 4 or 5 ({layout} with 1 to 3 spatial dims), got {x}"
+        )
+    if 0 in x.shape[2:]:
+        raise InferError(
+            f"the spatial dims of x must be non-empty (only N and C may be 0), got {x}"
+        )
+    return n
+
+
+def per_dim(name: str, value: Optional[Sequence[int]], n: int, default: int,
+            minimum: int) -> tuple[int, ...]:
+    """One entry per spatial dim, each at least ``minimum``; ``None`` means ``default``."""
+    if value is None:
+        return (default,) * n
+    if len(value) != n:
+        raise InferError(
+            f"{name} needs {n} value(s), one per spatial dim, got {list(value)}"
+        )
+    if any(v < minimum for v in value):
+        word = "positive" if minimum == 1 else f"at least {minimum}"
+        raise InferError(f"{name} must be {word}, got {list(value)}")
+    return tuple(value)
+
+
+def padding_pairs(padding: Optional[Sequence[int]], n: int) -> Pads:
+    """``(lo0, hi0, lo1, hi1, ...)`` as ``((lo0, hi0), (lo1, hi1), ...)``; ``None`` pads
+    nothing."""
+    if padding is None:
+        return ((0, 0),) * n
+    if len(padding) != 2 * n:
+        raise InferError(
+            f"padding needs {2 * n} values, a (lo, hi) pair for each of the {n} spatial dim(s), "
+            f"got {list(padding)}"
+        )
+    if any(p < 0 for p in padding):
+        raise InferError(f"padding must be non-negative, got {list(padding)}")
+    return tuple(zip(padding[::2], padding[1::2]))
+
+
+def pad(x: np.ndarray, pads: Sequence[tuple[int, int]], fill: Any) -> np.ndarray:
+    """Pad the trailing ``len(pads)`` dims of ``x`` with ``fill``; a negative amount crops."""
+    lead = x.ndim - len(pads)
+    crop = tuple(slice(max(-lo, 0), x.shape[lead + i] - max(-hi, 0))
+                 for i, (lo, hi) in enumerate(pads))
+    x = x[(slice(None),) * lead + crop]
+    widths = [(0, 0)] * lead + [(max(lo, 0), max(hi, 0)) for lo, hi in pads]
+    if not any(lo or hi for lo, hi in widths):
+        return x
+    return np.pad(x, widths, constant_values=fill)
+
+
+def compute_dtype(x: np.ndarray) -> np.ndarray:
+    """``x`` in the dtype arithmetic runs in: float32 for float16 (bfloat16 is stored as
+    float32 already), the array's own otherwise."""
+    return x.astype(np.float32) if x.dtype == np.float16 else x
+
+
+@dataclass(frozen=True)
+class Window:
+    """Where the windows of a convolution or pooling op lie along each spatial dim."""
+
+    kernel: tuple[int, ...]
+    stride: tuple[int, ...]
+    dilation: tuple[int, ...]
+    padding: Pads
+    ceil_mode: bool = False
+
+    @classmethod
+    def of(cls, n: int, kernel: Sequence[int], stride: Optional[Sequence[int]],
+           padding: Optional[Sequence[int]], dilation: Optional[Sequence[int]] = None,
+           ceil_mode: bool = False, *, kernel_name: str = "kernel") -> "Window":
+        """Validate the attributes of an op over ``n`` spatial dims; ``stride=None`` means
+        stride 1 (pooling ops pass their kernel instead)."""
+        return cls(
+            per_dim(kernel_name, kernel, n, 1, minimum=1),
+            per_dim("stride", stride, n, 1, minimum=1),
+            per_dim("dilation", dilation, n, 1, minimum=1),
+            padding_pairs(padding, n),
+            ceil_mode,
+        )
+
+    @property
+    def extents(self) -> tuple[int, ...]:
+        """How many input positions one window spans along each dim (dilation included)."""
+        return tuple(d * (k - 1) + 1 for k, d in zip(self.kernel, self.dilation))
+
+    def output_shape(self, spatial: Shape) -> Shape:
+        """PyTorch's output size: windows that fit the padded input (with ``ceil_mode``, also
+        a last partial window, provided it starts inside the input or its low padding)."""
+        out = []
+        for axis, (size, ext, s, (lo, hi)) in enumerate(
+                zip(spatial, self.extents, self.stride, self.padding)):
+            padded = size + lo + hi
+            count = (padded - ext + (s - 1 if self.ceil_mode else 0)) // s + 1
+            if self.ceil_mode and (count - 1) * s >= size + lo:
+                count -= 1
+            if count < 1:
+                raise InferError(
+                    f"the window along spatial dim {axis} spans {ext} position(s), more than "
+                    f"the padded input size {padded} (size {size} + padding {lo} + {hi})"
+                )
+            out.append(count)
+        return tuple(out)
+
+    def windows(self, x: np.ndarray, fill: Any) -> np.ndarray:
+        """Read-only view ``[N, C, *out, *kernel]`` of ``x`` padded with ``fill``: element
+        ``[n, c, *o, *t]`` is padded ``x[n, c, *(o*stride + t*dilation)]``."""
+        spatial = x.shape[2:]
+        out = self.output_shape(spatial)
+        # ceil_mode's last window may reach past the high padding: pad that far too.
+        pads = [(lo, max(hi, (o - 1) * s + ext - size - lo))
+                for size, o, s, ext, (lo, hi)
+                in zip(spatial, out, self.stride, self.extents, self.padding)]
+        xp = np.ascontiguousarray(pad(x, pads, fill))
+        steps = xp.strides[2:]
+        return as_strided(
+            xp,
+            shape=xp.shape[:2] + out + self.kernel,
+            strides=xp.strides[:2]
+            + tuple(st * s for st, s in zip(steps, self.stride))
+            + tuple(st * d for st, d in zip(steps, self.dilation)),
+            writeable=False,
+        )
