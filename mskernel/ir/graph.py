@@ -71,8 +71,10 @@ def attr_key(value: Any) -> Any:
         return ("ndarray", value.dtype.str, value.shape, value.tobytes())
     if isinstance(value, tuple):
         return tuple(attr_key(v) for v in value)
-    if isinstance(value, float) and value != value:  # NaN equals itself as a key
-        return ("nan",)
+    if isinstance(value, float):  # exact: -0.0 differs from 0.0, NaN equals itself
+        return ("float", value.hex())
+    if isinstance(value, complex):
+        return ("complex", value.real.hex(), value.imag.hex())
     return (type(value).__name__, value)
 
 
