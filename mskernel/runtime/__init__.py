@@ -1,0 +1,18 @@
+"""Executor interfaces, the partitioner, the reference backend, and compiling/running graphs.
+
+Backend authors implement :class:`Backend` and :class:`Executable`; users call
+:func:`compile_graph` (or the frontend does) and :func:`explain` to see placement.
+"""
+
+from .backend import (
+    Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable, OpSupport,
+)
+from .executor import CompiledGraph, compile_graph, explain
+from .partition import FallbackWarning, PartitionPlan, partition
+from .state import TOKEN_VALUE, RefCell
+
+__all__ = [
+    "Availability", "Backend", "Capabilities", "CompileOptions", "CompiledGraph", "DeviceArray",
+    "Executable", "FallbackWarning", "OpSupport", "PartitionPlan", "RefCell", "TOKEN_VALUE",
+    "compile_graph", "explain", "partition",
+]

@@ -180,6 +180,3 @@ class Backend(ABC):
     def __repr__(self) -> str:
         return f"<Backend {self.name}>"
 
-
-def host_arrays(arrays: Sequence[DeviceArray]) -> list[np.ndarray]:
-    return [a.to_host() for a in arrays]

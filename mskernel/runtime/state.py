@@ -3,8 +3,9 @@
 ``!token`` values are represented by :data:`TOKEN_VALUE` (they carry no data; only the data
 dependency they create matters).  ``!ref<T>`` values are :class:`RefCell` objects: a mutable
 cell holding one array of type ``T``, owned by the caller, read by ``ref_load`` and written by
-``ref_store``.  A backend stores its own array object in the cell (a device array); the
-reference backend stores a NumPy array.
+``ref_store``.  While a graph runs, the cell holds a :class:`~mskernel.runtime.DeviceArray`
+of the backend that uses it; a cell created with a host (NumPy) array is moved to that
+device on first use, and stays there between runs.
 """
 
 from __future__ import annotations

@@ -1,0 +1,135 @@
+"""Compiling a graph for the installed backends and running it.
+
+``compile_graph(graph)`` runs the generic pass pipeline of the chosen optimisation level,
+partitions the result over the available backends (preference order, capabilities, fallback
+policy), compiles each segment on its backend, and returns a :class:`CompiledGraph`.
+Running it moves tensors between backends only at segment boundaries; outputs stay on the
+backend that produced them until the caller asks for host data.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from ..errors import BackendError, MskernelError
+from ..ir.dtypes import as_storage
+from ..ir.graph import Graph, Value
+from ..ir.types import TensorType
+from .backend import Backend, CompileOptions, DeviceArray, Executable
+from .partition import PartitionPlan, partition
+from .state import RefCell
+
+
+def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
+    """Backends in preference order: ``names`` first (each must be available), then every
+    other available backend as fallback candidates, by the registry's order."""
+    from ..hooks.host import host
+
+    registry = host().backends
+    host().load_external()
+    chosen = [registry.get(n) for n in names or ()]
+    rest = [b for b in registry.available() if b.name not in {c.name for c in chosen}]
+    return chosen + rest
+
+
+def optimize(graph: Graph, options: CompileOptions) -> Graph:
+    """Run the generic pipeline ``O<opt_level>`` on ``graph``."""
+    from ..ops import registry
+    from ..passes.base import PassContext
+    from ..passes.manager import PassManager
+
+    manager = PassManager.from_pipeline(f"O{options.opt_level}", debug=options.debug)
+    context = PassContext(registry=registry(), opt_level=options.opt_level)
+    return manager.run(graph, context).graph
+
+
+def transfer(array: DeviceArray, target: Backend) -> DeviceArray:
+    """Move a device array to ``target`` (through host memory)."""
+    if array.backend is target:
+        return array
+    return target.to_device(array.backend.to_host(array), array.type)
+
+
+class CompiledGraph:
+    """A graph compiled for one or more backends; call :meth:`run` with host or device arrays."""
+
+    def __init__(self, plan: PartitionPlan, backends: dict[str, Backend],
+                 executables: list[Executable]) -> None:
+        self.plan = plan
+        self.graph = plan.graph
+        self._backends = backends
+        self._executables = executables
+
+    def explain(self) -> str:
+        return self.plan.explain()
+
+    def run(self, args: Sequence[Any]) -> list[Any]:
+        graph = self.graph
+        if len(args) != len(graph.inputs):
+            raise MskernelError(
+                f"graph @{graph.name} takes {len(graph.inputs)} inputs, got {len(args)}"
+            )
+        env: dict[Value, Any] = dict(zip(graph.inputs, args))
+        for segment, executable in zip(self.plan.segments, self._executables):
+            backend = self._backends[segment.backend]
+            seg_args = [self._on(backend, v, env[v]) for v in segment.graph.inputs]
+            env.update(zip(segment.graph.outputs, executable.run(seg_args)))
+        return [env[v] for v in graph.outputs]
+
+    @staticmethod
+    def _on(backend: Backend, value: Value, arg: Any) -> Any:
+        if isinstance(arg, DeviceArray):
+            return transfer(arg, backend)
+        if isinstance(arg, RefCell):  # a host array in a cell moves to the device once
+            if not isinstance(arg.value, DeviceArray):
+                arg.value = backend.to_device(as_storage(arg.value, arg.type.dtype), arg.type)
+            elif arg.value.backend is not backend:
+                arg.value = transfer(arg.value, backend)
+            return arg
+        if isinstance(value.type, TensorType):
+            host = np.asarray(arg)
+            if host.shape != value.type.shape:
+                raise MskernelError(
+                    f"graph input {value.name or ''} expects {value.type}, got an array of "
+                    f"shape {host.shape}"
+                )
+            return backend.to_device(as_storage(host, value.type.dtype), value.type)
+        return arg
+
+    def __call__(self, *args: Any) -> list[np.ndarray]:
+        """Run and return host arrays (a convenience for scripts and tests)."""
+        return [a.to_host() if isinstance(a, DeviceArray) else a for a in self.run(args)]
+
+
+def compile_graph(graph: Graph, *, backends: Optional[Sequence[str]] = None,
+                  options: Optional[CompileOptions] = None) -> CompiledGraph:
+    """Optimise, partition and compile ``graph``.  ``backends`` names the preferred
+    backend(s) first; every other available backend may take nodes they cannot run, as the
+    fallback policy in ``options`` allows."""
+    options = options or CompileOptions()
+    optimized = optimize(graph, options)
+    chosen = resolve_backends(backends)
+    plan = partition(optimized, chosen, options.fallback)
+    by_name = {b.name: b for b in chosen}
+    executables = []
+    for segment in plan.segments:
+        backend = by_name[segment.backend]
+        try:
+            executables.append(backend.compile(segment.graph, options))
+        except MskernelError:
+            raise
+        except Exception as exc:
+            raise BackendError(
+                f"backend '{backend.name}' ({backend.owner}) failed to compile "
+                f"@{segment.graph.name}: {type(exc).__name__}: {exc}"
+            ) from exc
+    return CompiledGraph(plan, by_name, executables)
+
+
+def explain(graph: Graph, *, backends: Optional[Sequence[str]] = None,
+            options: Optional[CompileOptions] = None) -> str:
+    """Where every node of ``graph`` would run and what crosses between backends."""
+    options = options or CompileOptions()
+    return partition(optimize(graph, options), resolve_backends(backends), "allow").explain()
