@@ -21,8 +21,8 @@ def __getattr__(name: str):
         from importlib import import_module
 
         return import_module(f"{__name__}.{name}")
-    if name.startswith("__"):
-        raise AttributeError(name)
+    if name.startswith("_"):
+        raise AttributeError(f"module 'mskernel' has no attribute {name!r}")
     from .hooks.host import host
 
     return host().namespace(name)

@@ -1,4 +1,9 @@
-"""Finding plugins from distribution metadata, without importing them."""
+"""Finding plugins from distribution metadata, without importing them.
+
+A plugin is an entry point in the group ``mskernel.plugins`` of an installed distribution.
+Everything decided here — which plugins exist, which are switched off, which cannot run with
+this core — is read from ``*.dist-info`` metadata; no plugin module is imported.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +12,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Optional
 
-from .versions import requirement_on, satisfies
+from .versions import normalize_name, requirement_on, satisfies
 
 GROUP = "mskernel.plugins"
 DISABLE_ENV = "MSKERNEL_DISABLE_PLUGINS"
@@ -22,42 +27,48 @@ class Candidate:
     entry_point: metadata.EntryPoint
     distribution: str
     version: str
-    requires_core: Optional[str]  # the specifier on mskernel, None when not declared
+    requires: tuple[str, ...]  # the distribution's Requires-Dist lines
 
 
 def discover() -> list[Candidate]:
-    """Every entry point of the group, sorted by name (first one wins on duplicates)."""
+    """Every entry point of the group, sorted by name.  When two distributions declare the
+    same entry-point name, the one earlier on ``sys.path`` wins."""
     seen: dict[str, Candidate] = {}
     for ep in metadata.entry_points(group=GROUP):
+        if ep.name in seen:
+            continue
         dist = ep.dist
-        dist_name = dist.metadata["Name"] if dist is not None else "?"
-        version = dist.version if dist is not None else "?"
-        requires = (dist.requires or []) if dist is not None else []
-        seen.setdefault(ep.name, Candidate(ep.name, ep, dist_name, version,
-                                           requirement_on(requires, CORE_DISTRIBUTION)))
+        seen[ep.name] = Candidate(
+            name=ep.name,
+            entry_point=ep,
+            distribution=(dist.name if dist is not None else None) or "?",
+            version=(dist.version if dist is not None else None) or "?",
+            requires=tuple((dist.requires or []) if dist is not None else []),
+        )
     return [seen[name] for name in sorted(seen)]
 
 
 def disabled_names() -> set[str]:
     """Plugin or distribution names switched off by ``MSKERNEL_DISABLE_PLUGINS``
-    (comma-separated; ``all`` or ``*`` disables every discovered plugin)."""
+    (comma-separated; ``all``, ``*`` or ``1`` disables every discovered plugin)."""
     raw = os.environ.get(DISABLE_ENV, "")
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
 def is_disabled(candidate: Candidate, disabled: set[str]) -> bool:
-    return bool(disabled & {"all", "*", "1", candidate.name, candidate.distribution})
+    """Whether ``disabled`` names the plugin or its distribution (``-``/``_`` alike)."""
+    wanted = {normalize_name(name) for name in disabled}
+    mine = {normalize_name(candidate.name), normalize_name(candidate.distribution)}
+    return bool(wanted & ({"all", "*", "1"} | mine))
 
 
 def incompatibility(candidate: Candidate, core_version: str) -> Optional[str]:
     """Why the plugin cannot run with this core (``None`` when it can), with the remedy."""
-    spec = candidate.requires_core
-    if not spec:
-        return None
     try:
-        ok = satisfies(core_version, spec)
+        spec = requirement_on(list(candidate.requires), CORE_DISTRIBUTION)
+        ok = satisfies(core_version, spec or "")
     except ValueError as exc:
-        return f"cannot read its requirement 'mskernel {spec}': {exc}"
+        return f"cannot read its requirement on mskernel: {exc}"
     if ok:
         return None
     return (

@@ -115,7 +115,8 @@ def mskernel_register_backends(backends: "BackendRegistry") -> None:
 @hookspec
 def mskernel_register_passes(passes: "PassRegistry") -> None:
     """Add passes (``passes.register(pass_object)``) and named pipelines
-    (``passes.register_pipeline(name, [pass names], level=...)``).
+    (``passes.register_pipeline(name, [pass names])``).  The pass manager repeats a pipeline
+    until nothing changes, up to a number of sweeps set by the optimisation level.
 
     A pass implements :class:`mskernel.passes.Pass`: ``run(graph, context) -> PassResult``
     and must not change what the graph computes.  Backend-specific passes (fusion, layout,

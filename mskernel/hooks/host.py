@@ -9,15 +9,18 @@ lookup, namespace access, unknown op name, or ``mskernel plugins`` command.
 
 from __future__ import annotations
 
+import difflib
+import importlib
 import threading
 import traceback
 from importlib import import_module
+from pathlib import Path
 from typing import Any, Callable, Optional
 
 import pluggy
 
 from .. import __version__
-from ..errors import MissingPluginError
+from ..errors import MissingPluginError, PluginError
 from ..ops.registry import OpRegistry, RuleRegistry
 from ..passes.registry import PassRegistry
 from ..runtime.registry import BackendRegistry
@@ -26,6 +29,7 @@ from .discovery import Candidate, discover, disabled_names, incompatibility, is_
 from .info import PluginInfo, PluginRecord
 from .markers import PROJECT
 from .registries import CommandRegistry, NamespaceRegistry, Scoped
+from .versions import normalize_name
 
 CORE = "mskernel"
 
@@ -45,8 +49,16 @@ _REGISTRATION = (
     ("mskernel_register_namespaces", "namespaces", "namespaces", ("register",)),
 )
 
+_Failure = tuple[str, str]  # (one-line reason, traceback)
+
 
 class PluginHost:
+    """The registries every plugin fills, and what is known about each external plugin.
+
+    ``records`` holds the health of each discovered plugin as found when it was loaded;
+    :meth:`plugin_records` adds what only a probe can tell (``unavailable`` backends).
+    """
+
     def __init__(self) -> None:
         self.pm = pluggy.PluginManager(PROJECT)
         self.pm.add_hookspecs(hookspecs)
@@ -56,6 +68,7 @@ class PluginHost:
         self.passes = PassRegistry()
         self.namespaces = NamespaceRegistry()
         self.records: dict[str, PluginRecord] = {}
+        self._rules_by_plugin: dict[str, list[tuple[str, str]]] = {}
         self._commands: Optional[CommandRegistry] = None
         self._external_loaded = False
         self._lock = threading.RLock()
@@ -80,14 +93,15 @@ class PluginHost:
 
     def _load_candidate(self, candidate: Candidate, disabled: set[str]) -> None:
         base = dict(name=candidate.name, distribution=candidate.distribution,
-                    version=candidate.version)
+                    version=candidate.version, entry_point=candidate.entry_point.value)
         if is_disabled(candidate, disabled):
             self.records[candidate.name] = PluginRecord(
                 **base, status="disabled", reason="switched off by MSKERNEL_DISABLE_PLUGINS")
             return
         reason = incompatibility(candidate, __version__)
         if reason:
-            self.records[candidate.name] = PluginRecord(**base, status="incompatible", reason=reason)
+            self.records[candidate.name] = PluginRecord(
+                **base, status="incompatible", reason=reason)
             return
         try:
             plugin = candidate.entry_point.load()
@@ -96,50 +110,64 @@ class PluginHost:
                 raise
             self.records[candidate.name] = PluginRecord(
                 **base, status="broken", reason=f"import failed: {type(exc).__name__}: {exc}",
-                detail=traceback.format_exc())
+                detail=_plugin_traceback(exc))
             return
         self.register(plugin, **base)
 
     def register(self, plugin: Any, *, name: str, distribution: str, version: str,
-                 record: bool = True) -> PluginRecord:
-        """Register a plugin object and run its registration hooks.  Tests and embedding
-        applications may call this directly with a module or object."""
+                 entry_point: str = "", record: bool = True) -> PluginRecord:
+        """Register a plugin object (a module, or any object with hook functions) and run its
+        registration hooks.  Tests and embedding applications may call this directly."""
         with self._lock:
-            base = dict(name=name, distribution=distribution, version=version)
-            try:
-                self.pm.register(plugin, name=name)
-            except Exception as exc:
-                rec = PluginRecord(**base, status="broken",
-                                   reason=f"invalid hook implementation: {exc}",
-                                   detail=traceback.format_exc())
+            base = dict(name=name, distribution=distribution, version=version,
+                        entry_point=entry_point)
+            failure = self._add_to_manager(plugin, name)
+            if failure:
+                rec = PluginRecord(**base, status="broken", reason=failure[0], detail=failure[1])
                 return self._keep(rec, record)
-            info, failure = self._describe(plugin, name, version)
-            backends_before = set(self.backends.names())
+            info, failure = self._describe(plugin)
             for hook, keyword, attr, stamped in _REGISTRATION:
                 if failure:
                     break
                 view = Scoped(getattr(self, attr), distribution, stamped)
-                failure = self._call(plugin, hook, {keyword: view})
-            status, reason, detail = "ok", "", None
-            if failure:
-                status, reason, detail = "broken", failure[0], failure[1]
-            elif record:  # built-ins are not probed while the host is being built
-                mine = [self.backends.entries[n] for n in self.backends.names()
-                        if n not in backends_before]
-                if mine and not any(e.availability().available for e in mine):
-                    status = "unavailable"
-                    reason = "; ".join(f"{e.name}: {e.availability().reason}" for e in mine)
-            rec = PluginRecord(**base, kind=info.kind if info else "", provides=(
-                info.provides if info else []), status=status, reason=reason, detail=detail)
+                if hook == "mskernel_register_rules":
+                    failure = self._call_tracking_rules(plugin, name, {keyword: view})
+                else:
+                    failure = self._call(plugin, hook, {keyword: view})
+            rec = PluginRecord(
+                **base, kind=info.kind if info else "", provides=info.provides if info else [],
+                description=info.description if info else "",
+                status="broken" if failure else "ok",
+                reason=failure[0] if failure else "", detail=failure[1] if failure else None)
             return self._keep(rec, record)
+
+    def _add_to_manager(self, plugin: Any, name: str) -> Optional[_Failure]:
+        """Register with pluggy (which checks each hookimpl's signature against its spec) and
+        refuse hook implementations no spec declares (a misspelt hook would do nothing)."""
+        try:
+            self.pm.register(plugin, name=name)
+            unknown = sorted(
+                caller.name for caller in self.pm.get_hookcallers(plugin) or ()
+                if not caller.has_spec() and any(
+                    impl.plugin is plugin and not impl.optionalhook
+                    for impl in caller.get_hookimpls())
+            )
+            if unknown:
+                raise PluginError(f"unknown hook(s) {', '.join(unknown)}{_close_hooks(unknown)}")
+        except Exception as exc:
+            if self.pm.get_plugin(name) is plugin:
+                self.pm.unregister(name=name)
+            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+            return (f"invalid hook implementation: {type(exc).__name__}: {first_line}",
+                    _plugin_traceback(exc))
+        return None
 
     def _keep(self, rec: PluginRecord, record: bool) -> PluginRecord:
         if record:
             self.records[rec.name] = rec
         return rec
 
-    def _describe(self, plugin: Any, name: str,
-                  version: str) -> tuple[Optional[PluginInfo], Optional[tuple[str, str]]]:
+    def _describe(self, plugin: Any) -> tuple[Optional[PluginInfo], Optional[_Failure]]:
         impl = self._impl(plugin, "mskernel_plugin_info")
         if impl is None:
             return None, None
@@ -150,7 +178,7 @@ class PluginHost:
             return info, None
         except Exception as exc:
             return None, (f"mskernel_plugin_info raised {type(exc).__name__}: {exc}",
-                          traceback.format_exc())
+                          _plugin_traceback(exc))
 
     def _impl(self, plugin: Any, hook: str) -> Optional[Callable[..., Any]]:
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -158,7 +186,7 @@ class PluginHost:
                 return impl.function
         return None
 
-    def _call(self, plugin: Any, hook: str, kwargs: dict[str, Any]) -> Optional[tuple[str, str]]:
+    def _call(self, plugin: Any, hook: str, kwargs: dict[str, Any]) -> Optional[_Failure]:
         """Call one plugin's implementation of ``hook``; return (reason, traceback) on error."""
         impl = self._impl(plugin, hook)
         if impl is None:
@@ -166,30 +194,71 @@ class PluginHost:
         try:
             impl(**kwargs)
         except Exception as exc:
-            return f"{hook} raised {type(exc).__name__}: {exc}", traceback.format_exc()
+            return f"{hook} raised {type(exc).__name__}: {exc}", _plugin_traceback(exc)
         return None
+
+    def _call_tracking_rules(self, plugin: Any, name: str,
+                             kwargs: dict[str, Any]) -> Optional[_Failure]:
+        """``mskernel_register_rules``, remembering which (kind, op) rules it set — also
+        those it set before raising."""
+        if self._impl(plugin, "mskernel_register_rules") is None:
+            return None
+        before = self._rule_table()
+        failure = self._call(plugin, "mskernel_register_rules", kwargs)
+        after = self._rule_table()
+        self._rules_by_plugin[name] = sorted(k for k, rule in after.items()
+                                             if before.get(k) is not rule)
+        return failure
+
+    def _rule_table(self) -> dict[tuple[str, str], Any]:
+        return {(kind, op): self.rules.get(kind, op)
+                for kind in self.rules.kinds() for op in self.rules.ops_with(kind)}
 
     # -- what the rest of the core asks --------------------------------------------------------
 
     def plugin_records(self) -> list[PluginRecord]:
+        """Every discovered plugin by name.  A loaded plugin whose backends all report that
+        they cannot run here (probed now) is ``unavailable``, with their reasons."""
         self.load_external()
-        return [self.records[n] for n in sorted(self.records)]
+        return [self._probed(self.records[n]) for n in sorted(self.records)]
+
+    def record(self, name: str) -> Optional[PluginRecord]:
+        """One plugin's record as :meth:`plugin_records` gives it, ``None`` if unknown."""
+        self.load_external()
+        rec = self.records.get(name)
+        return self._probed(rec) if rec is not None else None
+
+    def _probed(self, rec: PluginRecord) -> PluginRecord:
+        if rec.status != "ok":
+            return rec
+        mine = [e for e in self.backends.entries.values() if e.owner == rec.distribution]
+        verdicts = [(e.name, e.availability()) for e in mine]
+        if not verdicts or any(a.available for _, a in verdicts):
+            return rec
+        reason = "; ".join(f"backend '{n}': {a.reason or 'not available'}" for n, a in verdicts)
+        return rec.model_copy(update=dict(status="unavailable", reason=reason))
+
+    def rules_registered_by(self, name: str) -> list[tuple[str, str]]:
+        """The (kind, op name) rules plugin ``name`` registered, sorted."""
+        return list(self._rules_by_plugin.get(name, ()))
 
     def commands(self) -> CommandRegistry:
-        """CLI sub-commands of the healthy plugins (the hook runs only for the CLI)."""
+        """CLI sub-commands of the loaded plugins (the hook runs only for the CLI).  A plugin
+        whose ``mskernel_add_cli`` raises becomes ``broken``; commands it added stay."""
         self.load_external()
-        if self._commands is None:
-            self._commands = CommandRegistry()
-            for name, plugin in self.pm.list_name_plugin():
-                rec = self.records.get(name)
-                if rec is None or rec.status not in ("ok", "unavailable"):
-                    continue
-                view = Scoped(self._commands, rec.distribution, ("add",))
-                failure = self._call(plugin, "mskernel_add_cli", {"commands": view})
-                if failure:
-                    self.records[name] = rec.model_copy(update=dict(
-                        status="broken", reason=failure[0], detail=failure[1]))
-        return self._commands
+        with self._lock:
+            if self._commands is None:
+                self._commands = CommandRegistry()
+                for name, plugin in self.pm.list_name_plugin():
+                    rec = self.records.get(name)
+                    if rec is None or rec.status != "ok":
+                        continue
+                    view = Scoped(self._commands, rec.distribution, ("add",))
+                    failure = self._call(plugin, "mskernel_add_cli", {"commands": view})
+                    if failure:
+                        self.records[name] = rec.model_copy(update=dict(
+                            status="broken", reason=failure[0], detail=failure[1]))
+            return self._commands
 
     def namespace(self, name: str) -> Any:
         """The module behind ``mskernel.<name>``, imported on first access."""
@@ -197,16 +266,52 @@ class PluginHost:
         entry = self.namespaces.modules.get(name)
         if entry is None:
             raise MissingPluginError(self._missing_namespace_message(name))
-        return import_module(entry[0])
+        module_name, owner = entry
+        try:
+            return import_module(module_name)
+        except Exception as exc:
+            raise PluginError(
+                f"mskernel.{name} (provided by {owner}) failed to import {module_name}: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
 
     def _missing_namespace_message(self, name: str) -> str:
         distribution = f"mskernel-{name}"
         for rec in self.records.values():
-            if rec.distribution == distribution or rec.name == name:
+            if (normalize_name(rec.distribution) == distribution or rec.name == name
+                    or f"namespace:{name}" in rec.provides):
+                see = f"(see `mskernel plugins info {rec.name}`)"
+                if rec.status == "ok":
+                    return (f"module 'mskernel' has no attribute '{name}': {rec.distribution} "
+                            f"is installed but registers no namespace '{name}' {see}")
                 return (f"mskernel.{name} is provided by {rec.distribution}, which is installed "
-                        f"but {rec.status}: {rec.reason} (see `mskernel plugins info {rec.name}`)")
+                        f"but {rec.status}: {rec.reason} {see}")
         return (f"module 'mskernel' has no attribute '{name}': no installed plugin provides "
                 f"mskernel.{name}; install it with `pip install {distribution}`")
+
+
+def _plugin_traceback(exc: BaseException) -> str:
+    """The traceback of ``exc`` without the host's and the import system's frames, so a
+    plugin author sees only their own code."""
+    report = traceback.TracebackException.from_exception(exc)
+    own = [frame for frame in report.stack if not _is_machinery(frame.filename)]
+    if own:
+        report.stack = traceback.StackSummary.from_list(own)
+    return "".join(report.format())
+
+
+def _is_machinery(filename: str) -> bool:
+    return (filename == __file__ or filename.startswith("<frozen ")
+            or Path(filename).is_relative_to(_IMPORTLIB))
+
+
+_IMPORTLIB = Path(importlib.__file__).parent
+
+
+def _close_hooks(names: list[str]) -> str:
+    known = [n for n in vars(hookspecs) if n.startswith("mskernel_")]
+    close = sorted({c for n in names for c in difflib.get_close_matches(n, known, n=1)})
+    return f" (did you mean {', '.join(close)}?)" if close else f"; hooks: {', '.join(known)}"
 
 
 _host: Optional[PluginHost] = None

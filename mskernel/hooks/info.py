@@ -28,6 +28,8 @@ class PluginRecord(BaseModel):
     ``incompatible`` (its requirement on the core's version is not met; never imported),
     ``disabled`` (switched off by ``MSKERNEL_DISABLE_PLUGINS``; never imported),
     ``unavailable`` (loaded, but it provides only backends none of which can run here).
+    ``entry_point`` is the object reference (``mskernel_cpu.plugin``), ``description`` the
+    plugin's own one-liner, ``detail`` the traceback of a broken plugin (for ``info`` only).
     """
 
     name: str
@@ -37,4 +39,6 @@ class PluginRecord(BaseModel):
     provides: list[str] = Field(default_factory=list)
     status: PluginStatus
     reason: str = ""
-    detail: Optional[str] = Field(default=None, exclude=True)  # a traceback, for `info`
+    entry_point: str = ""
+    description: str = ""
+    detail: Optional[str] = Field(default=None, exclude=True)

@@ -4,21 +4,32 @@ scoping wrapper that stamps what a plugin registers with its distribution name."
 from __future__ import annotations
 
 import argparse
+import importlib.util
+import sys
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from ..errors import PluginError
+
+#: Sub-commands of ``mskernel`` that the core itself defines (in :mod:`mskernel.cli`).
+CORE_COMMANDS = frozenset({"plugins"})
 
 
 @dataclass
 class NamespaceRegistry:
-    """``mskernel.<name>`` → the module that implements it (imported on first access)."""
+    """``mskernel.<name>`` → the module that implements it (imported on first access).
+
+    A name must be a public Python identifier that the core does not use itself
+    (``mskernel.ir`` and ``mskernel.__version__`` cannot be taken over by a plugin).
+    """
 
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
 
     def register(self, name: str, module: str, *, owner: str = "unknown") -> None:
-        if not name.isidentifier():
-            raise PluginError(f"namespace name {name!r} is not a Python identifier")
+        if not name.isidentifier() or name.startswith("_"):
+            raise PluginError(f"namespace name {name!r} is not a public Python identifier")
+        if _is_core_name(name):
+            raise PluginError(f"namespace name {name!r} is taken by the core (mskernel.{name})")
         existing = self.modules.get(name)
         if existing is not None:
             raise PluginError(
@@ -28,8 +39,16 @@ class NamespaceRegistry:
         self.modules[name] = (module, owner)
 
 
+def _is_core_name(name: str) -> bool:
+    """Whether ``mskernel.<name>`` is an attribute or submodule of the core (not imported)."""
+    core = sys.modules["mskernel"]
+    return name in vars(core) or importlib.util.find_spec(f"mskernel.{name}") is not None
+
+
 @dataclass
 class Command:
+    """A ``mskernel <name>`` sub-command added by a plugin's ``mskernel_add_cli``."""
+
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]
@@ -43,6 +62,8 @@ class CommandRegistry:
 
     def add(self, name: str, help: str, configure: Callable[[argparse.ArgumentParser], None],
             run: Callable[[argparse.Namespace], int], *, owner: str = "unknown") -> None:
+        if name in CORE_COMMANDS:
+            raise PluginError(f"command 'mskernel {name}' is defined by the core; choose another")
         if name in self.commands:
             raise PluginError(
                 f"command 'mskernel {name}' is already added by {self.commands[name].owner}"
@@ -73,3 +94,12 @@ class Scoped:
 
     def __contains__(self, item: object) -> bool:
         return item in self._registry
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._registry)
+
+    def __len__(self) -> int:
+        return len(self._registry)
+
+    def __repr__(self) -> str:
+        return f"<{type(self._registry).__name__} as seen by {self._owner}>"

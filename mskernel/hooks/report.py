@@ -1,0 +1,86 @@
+"""Everything known about one plugin, for ``mskernel plugins info``: its record and what it
+added to each registry — ops (and the ops it overrode), rules, backends with their
+availability and capabilities, passes, pipelines, namespaces and CLI commands."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from pydantic import BaseModel, Field
+
+from .host import CORE, PluginHost
+from .info import PluginRecord
+
+
+class BackendReport(BaseModel):
+    """A backend a plugin registered.  ``ops_claimed`` counts the ops its capabilities list;
+    ``falls_back`` names the core ops it does not claim (they run on another backend);
+    ``error`` says why the capabilities could not be read (both are then empty)."""
+
+    name: str
+    priority: int
+    available: bool
+    reason: str
+    ops_claimed: int = 0
+    falls_back: list[str] = Field(default_factory=list)
+    error: str = ""
+
+
+class PluginReport(BaseModel):
+    record: PluginRecord
+    traceback: Optional[str] = None
+    ops: list[str] = Field(default_factory=list)
+    overrides: dict[str, str] = Field(default_factory=dict)  # op → the owner it replaced
+    rules: dict[str, list[str]] = Field(default_factory=dict)  # kind → op names
+    backends: list[BackendReport] = Field(default_factory=list)
+    passes: list[str] = Field(default_factory=list)
+    pipelines: dict[str, list[str]] = Field(default_factory=dict)  # name → pass names
+    namespaces: dict[str, str] = Field(default_factory=dict)  # name → module
+    commands: list[str] = Field(default_factory=list)
+
+
+def plugin_report(host: PluginHost, name: str) -> Optional[PluginReport]:
+    """The report on plugin ``name`` (an entry-point name), ``None`` if no such plugin."""
+    record = host.record(name)
+    if record is None:
+        return None
+    owner = record.distribution
+    rules: dict[str, list[str]] = {}
+    for kind, op in host.rules_registered_by(name):
+        rules.setdefault(kind, []).append(op)
+    return PluginReport(
+        record=record,
+        traceback=record.detail,
+        ops=[op.name for op in host.ops if op.owner == owner],
+        overrides={op: old for op, (old, new) in sorted(host.ops.overrides.items())
+                   if new == owner},
+        rules=rules,
+        backends=[_backend_report(host, entry_name)
+                  for entry_name, entry in sorted(host.backends.entries.items())
+                  if entry.owner == owner],
+        passes=sorted(n for n, (_, pass_owner) in host.passes.passes.items()
+                      if pass_owner == owner),
+        pipelines={n: list(p.passes) for n, p in sorted(host.passes.pipelines.items())
+                   if p.owner == owner},
+        namespaces={n: module for n, (module, ns_owner) in sorted(host.namespaces.modules.items())
+                    if ns_owner == owner},
+        commands=sorted(n for n, c in host.commands().commands.items() if c.owner == owner),
+    )
+
+
+def _backend_report(host: PluginHost, name: str) -> BackendReport:
+    entry = host.backends.entries[name]
+    availability = entry.availability()
+    report = BackendReport(name=name, priority=entry.priority,
+                           available=availability.available, reason=availability.reason)
+    backend = entry.get()
+    if backend is None:
+        return report.model_copy(update=dict(error=entry.error or "factory failed"))
+    core_ops = [op.name for op in host.ops if op.owner == CORE]
+    try:
+        claimed = backend.capabilities()
+        return report.model_copy(update=dict(
+            ops_claimed=len(claimed.ops), falls_back=[op for op in core_ops if op not in claimed]))
+    except Exception as exc:  # a plugin's bug, shown rather than raised
+        return report.model_copy(update=dict(
+            error=f"capabilities() raised {type(exc).__name__}: {exc}"))
