@@ -1,7 +1,8 @@
 """The ``mskernel`` command.
 
 ``mskernel plugins list [--json]``, ``mskernel plugins info NAME [--json]`` and
-``mskernel plugins check`` show what is installed and whether it is healthy; plugins add
+``mskernel plugins check`` show what is installed and whether it is healthy;
+``mskernel explain MODEL`` shows where each node of a saved model would run; plugins add
 their own sub-commands through the ``mskernel_add_cli`` hook.  Nothing here crashes on a
 broken plugin: a plugin's failure is reported with its name.
 """
@@ -48,6 +49,7 @@ def build_parser(plugin_host: PluginHost) -> argparse.ArgumentParser:
                         version=f"mskernel {__version__} (plugin API {PLUGIN_API_VERSION})")
     commands = parser.add_subparsers(title="commands", metavar="COMMAND")
     _add_plugins_command(commands)
+    _add_explain_command(commands)
     for command in plugin_host.commands().commands.values():
         _add_plugin_command(commands, command, plugin_host)
     return parser
@@ -114,6 +116,36 @@ def _check(plugin_host: PluginHost, args: argparse.Namespace) -> int:
     else:
         print("no plugins installed")
     return 1 if problems else 0
+
+
+# -- mskernel explain ------------------------------------------------------------------------
+
+
+def _add_explain_command(commands: argparse._SubParsersAction) -> None:
+    explain = commands.add_parser(
+        "explain", help="show which backend runs each node of a saved model, and the transfers")
+    explain.add_argument("model", help="a model file written by mskernel.ir.save_model")
+    explain.add_argument("--backends", default="",
+                         help="comma-separated preferred backends, e.g. cpu,reference")
+    explain.add_argument("--opt-level", type=int, default=2, choices=range(4),
+                         help="the generic pipeline to run first (default 2)")
+    explain.set_defaults(handler=_explain)
+
+
+def _explain(plugin_host: PluginHost, args: argparse.Namespace) -> int:
+    from .errors import MskernelError
+    from .ir.fileformat import load_model
+    from .runtime import CompileOptions, explain
+
+    backends = [b.strip() for b in args.backends.split(",") if b.strip()]
+    try:
+        model = load_model(args.model)
+        print(explain(model.graph, backends=backends,
+                      options=CompileOptions(opt_level=args.opt_level)), end="")
+    except (MskernelError, OSError) as exc:
+        print(f"mskernel explain: {exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _row(record: PluginRecord) -> dict[str, object]:

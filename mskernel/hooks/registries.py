@@ -12,7 +12,7 @@ from typing import Any, Callable, Iterator
 from ..errors import PluginError
 
 #: Sub-commands of ``mskernel`` that the core itself defines (in :mod:`mskernel.cli`).
-CORE_COMMANDS = frozenset({"plugins"})
+CORE_COMMANDS = frozenset({"plugins", "explain"})
 
 
 @dataclass

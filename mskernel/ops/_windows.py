@@ -79,12 +79,6 @@ def pad(x: np.ndarray, pads: Sequence[tuple[int, int]], fill: Any) -> np.ndarray
     return np.pad(x, widths, constant_values=fill)
 
 
-def compute_dtype(x: np.ndarray) -> np.ndarray:
-    """``x`` in the dtype arithmetic runs in: float32 for float16 (bfloat16 is stored as
-    float32 already), the array's own otherwise."""
-    return x.astype(np.float32) if x.dtype == np.float16 else x
-
-
 @dataclass(frozen=True)
 class Window:
     """Where the windows of a convolution or pooling op lie along each spatial dim."""

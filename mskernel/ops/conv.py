@@ -31,9 +31,9 @@ import numpy as np
 
 from ..errors import InferError
 from ..ir.types import Shape, TensorType
-from ._windows import Window, compute_dtype, pad, per_dim, spatial_rank
+from ._windows import Window, pad, per_dim, spatial_rank
 from .registry import Attr, OpDef
-from .rules import require_kind, same_dtype, tensor
+from .rules import FLOAT, require_kind, same_dtype, tensor, widened
 
 Ints = Optional[Sequence[int]]
 
@@ -50,7 +50,7 @@ def _spatial_rank_of_operands(x: TensorType, w: TensorType, groups: int, layout:
     if w.rank != x.rank:
         raise InferError(f"w must have rank {x.rank} ({layout}) to match x, got {w}")
     same_dtype([x, w])
-    require_kind(x, "f", "a floating-point")
+    require_kind(x, FLOAT)
     if groups < 1:
         raise InferError(f"groups must be positive, got {groups}")
     if x.shape[1] % groups:
@@ -101,7 +101,7 @@ def _correlate(x: np.ndarray, w: np.ndarray, window: Window, groups: int) -> np.
 def _conv(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints, dilation: Ints,
           groups: int) -> np.ndarray:
     window = _conv_window(x.ndim - 2, w.shape, stride, padding, dilation)
-    return _correlate(compute_dtype(x), compute_dtype(w), window, groups).astype(x.dtype)
+    return _correlate(widened(x), widened(w), window, groups).astype(x.dtype)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -151,7 +151,7 @@ def _conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints,
     full output."""
     n = x.ndim - 2
     window, extra = _transpose_geometry(n, w.shape, stride, padding, output_padding, dilation)
-    xc = compute_dtype(x)
+    xc = widened(x)
     spread = np.zeros(x.shape[:2] + tuple((size - 1) * s + 1
                                           for size, s in zip(x.shape[2:], window.stride)),
                       xc.dtype)
@@ -160,7 +160,7 @@ def _conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints,
     spread = pad(spread, [(e - lo, e - hi + o)
                           for e, (lo, hi), o in zip(edges, window.padding, extra)], 0)
     forward = Window(window.kernel, (1,) * n, window.dilation, ((0, 0),) * n)
-    return _correlate(spread, _forward_weight(compute_dtype(w), groups), forward,
+    return _correlate(spread, _forward_weight(widened(w), groups), forward,
                       groups).astype(x.dtype)
 
 
@@ -225,7 +225,7 @@ def _avg_pool_infer(x: TensorType, kernel: Sequence[int], stride: Ints, padding:
 def _avg_pool(x: np.ndarray, kernel: Sequence[int], stride: Ints, padding: Ints,
               ceil_mode: bool, count_include_pad: bool) -> np.ndarray:
     window = _pool_window(x.ndim, kernel, stride, padding, None, ceil_mode)
-    view = window.windows(compute_dtype(x), 0)
+    view = window.windows(widened(x), 0)
     sums = view.sum(axis=_kernel_axes(view.ndim))
     counts = _avg_divisors(window, x.shape[2:], count_include_pad)
     return (sums / counts.astype(sums.dtype)).astype(x.dtype)
@@ -284,7 +284,7 @@ def _adaptive_pool(x: np.ndarray, output_size: Sequence[int],
 def _adaptive_avg_pool(x: np.ndarray, output_size: Sequence[int]) -> np.ndarray:
     def mean(taken: np.ndarray, axis: int, valid: np.ndarray, counts: np.ndarray) -> np.ndarray:
         return np.where(valid, taken, 0).sum(axis=axis) / counts.astype(taken.dtype)
-    return _adaptive_pool(compute_dtype(x), output_size, mean).astype(x.dtype)
+    return _adaptive_pool(widened(x), output_size, mean).astype(x.dtype)
 
 
 def _adaptive_max_pool(x: np.ndarray, output_size: Sequence[int]) -> np.ndarray:

@@ -12,24 +12,10 @@ from ..errors import InferError
 from ..ir.dtypes import DType, bool_, complex64, float32, float64
 from ..ir.types import TensorType
 from .registry import Attr, OpDef
-from .rules import broadcast_shapes, require_kind, same_dtype, tensor
-
-# Which input kinds each family accepts ("b" bool, "i"/"u" ints, "f" float, "c" complex).
-FLOAT = "f"
-INEXACT = "fc"
-REAL = "iuf"
-NUMERIC = "iufc"
-INTEGER = "iu"
-BOOL = "b"
-INT_OR_BOOL = "biu"
-ANY = "biufc"
-
-_KIND_WORDS = {
-    FLOAT: "a floating-point", INEXACT: "a floating-point or complex", REAL: "a real numeric",
-    NUMERIC: "a numeric", INTEGER: "an integer", BOOL: "a bool", INT_OR_BOOL: "an integer or bool",
-    ANY: "a",
-}
-
+from .rules import (
+    ANY, BOOL, FLOAT, INEXACT, INT_OR_BOOL, INTEGER, KIND_WORDS, NUMERIC, REAL,
+    broadcast_shapes, require_kind, same_dtype, tensor,
+)
 
 #: op name → (arity, accepted kinds) of the ops made by :func:`unary` and :func:`binary`,
 #: for tests and conformance kits that generate inputs.
@@ -44,7 +30,7 @@ def unary(name: str, fn: Callable, kinds: str, doc: str, *, out: str = "same",
 
     def infer(x: TensorType) -> TensorType:
         x = tensor(x)
-        require_kind(x, kinds, _KIND_WORDS[kinds])
+        require_kind(x, kinds, KIND_WORDS[kinds])
         if out == "bool":
             return TensorType(bool_, x.shape)
         if out == "real" and x.dtype.is_complex:
@@ -62,7 +48,7 @@ def binary(name: str, fn: Callable, kinds: str, doc: str, *, out: str = "same",
     def infer(x: TensorType, y: TensorType) -> TensorType:
         x, y = tensor(x, "x"), tensor(y, "y")
         dt = same_dtype([x, y])
-        require_kind(x, kinds, _KIND_WORDS[kinds])
+        require_kind(x, kinds, KIND_WORDS[kinds])
         shape = broadcast_shapes(x.shape, y.shape)
         return TensorType(bool_ if out == "bool" else dt, shape)
 
@@ -109,7 +95,7 @@ def _gelu(x: np.ndarray, approximate: str = "none") -> np.ndarray:
 
 def _gelu_infer(x: TensorType, approximate: str) -> TensorType:
     x = tensor(x)
-    require_kind(x, FLOAT, _KIND_WORDS[FLOAT])
+    require_kind(x, FLOAT, KIND_WORDS[FLOAT])
     if approximate not in ("none", "tanh"):
         raise InferError(f"approximate must be 'none' or 'tanh', got {approximate!r}")
     return x
@@ -124,7 +110,7 @@ def _where_infer(cond: TensorType, x: TensorType, y: TensorType) -> TensorType:
 
 def _clip_infer(x: TensorType, min: float | None, max: float | None) -> TensorType:
     x = tensor(x)
-    require_kind(x, REAL, _KIND_WORDS[REAL])
+    require_kind(x, REAL, KIND_WORDS[REAL])
     if min is not None and max is not None and min > max:
         raise InferError(f"min ({min}) is greater than max ({max})")
     return x

@@ -34,8 +34,9 @@ from ..errors import InferError
 from ..ir.dtypes import DType, float32
 from ..ir.types import Shape, TensorType
 from .registry import Attr, OpDef
-from .rules import broadcast_shapes, normalize_axis, same_dtype, tensor
-from .shape import check_fill_value, with_dim
+from .rules import (
+    broadcast_shapes, check_fill_value, normalize_axis, same_dtype, tensor, with_dim,
+)
 
 REDUCE_KINDS = {"none": "biufc", "add": "iufc", "mul": "iufc", "max": "iuf", "min": "iuf"}
 _REDUCE_UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}

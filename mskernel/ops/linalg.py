@@ -26,9 +26,8 @@ import numpy as np
 
 from ..errors import InferError
 from ..ir.types import Shape, TensorType
-from .reduction import require_dtype, widened
 from .registry import Attr, OpDef
-from .rules import broadcast_shapes, same_dtype, tensor
+from .rules import broadcast_shapes, require_kind, same_dtype, tensor, widened
 
 _ELLIPSIS = "..."
 
@@ -36,7 +35,7 @@ _ELLIPSIS = "..."
 def _matmul_infer(x: TensorType, y: TensorType) -> TensorType:
     x, y = tensor(x, "x"), tensor(y, "y")
     dt = same_dtype([x, y])
-    require_dtype(x, "iufc")
+    require_kind(x, "iufc")
     if x.rank == 0 or y.rank == 0:
         raise InferError(
             f"operands must have rank >= 1, got shapes {list(x.shape)} and {list(y.shape)}"
@@ -175,7 +174,7 @@ def _einsum_infer(*operands: TensorType, equation: str) -> TensorType:
         raise InferError("einsum needs at least one operand")
     operands = tuple(tensor(t, f"operand {i}") for i, t in enumerate(operands))
     dt = same_dtype(operands)
-    require_dtype(operands[0], "iufc")
+    require_kind(operands[0], "iufc")
     inputs, output = parse_equation(equation, len(operands))
     sizes: dict[str, tuple[int, int]] = {}
     ellipsis_shapes = [_bind_term(i, term, x, sizes)

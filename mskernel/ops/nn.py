@@ -19,7 +19,7 @@ statistics as extra outputs for autodiff and running-average updates:
   ``num_groups`` groups of consecutive channels of each sample; statistics have shape
   ``[N, num_groups]`` (as PyTorch's ``native_group_norm``).
 
-The reference computes float16 in float32 (:func:`~mskernel.ops.reduction.widened`).
+The reference computes float16 in float32 (:func:`~mskernel.ops.rules.widened`).
 """
 
 from __future__ import annotations
@@ -30,16 +30,16 @@ import numpy as np
 
 from ..errors import InferError
 from ..ir.types import Shape, TensorType
-from .reduction import moments, require_dtype, widened
+from .reduction import moments
 from .registry import Attr, OpDef
-from .rules import normalize_axis, same_dtype, tensor
+from .rules import normalize_axis, require_kind, same_dtype, tensor, widened
 
 _EPS = Attr("eps", "float", 1e-5)
 
 
 def _softmax_infer(x: TensorType, axis: int) -> TensorType:
     x = tensor(x)
-    require_dtype(x, "f")
+    require_kind(x, "f")
     normalize_axis(axis, x.rank)
     return x
 
@@ -76,7 +76,7 @@ def _parameters(x: TensorType, shape: Shape, **params: TensorType) -> None:
 def _channels_first(x: TensorType) -> int:
     """Check ``x`` is a floating ``[N, C, ...]`` tensor and return ``C``."""
     x = tensor(x)
-    require_dtype(x, "f")
+    require_kind(x, "f")
     if x.rank < 2:
         raise InferError(f"x must have shape [N, C, ...] (rank >= 2), got shape {list(x.shape)}")
     return x.shape[1]
@@ -111,7 +111,7 @@ def _batch_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, mean: np.nda
 def _layer_norm_infer(x: TensorType, scale: TensorType, bias: TensorType, axis: int,
                       eps: float) -> tuple[TensorType, ...]:
     x = tensor(x)
-    require_dtype(x, "f")
+    require_kind(x, "f")
     first = normalize_axis(axis, x.rank)
     _parameters(x, x.shape[first:], scale=scale, bias=bias)
     stats = x.with_shape(x.shape[:first] + (1,) * (x.rank - first))

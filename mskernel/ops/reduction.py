@@ -16,7 +16,7 @@ Dtype rules (no op here changes the element type except ``argmax``/``argmin``):
 - ``max``/``min``/``argmax``/``argmin`` accept real inputs and have no identity: reducing a
   size-0 axis is an error.  NaN propagates (``argmax`` points at the first NaN).
 
-The reference accumulates float16 in float32 (:func:`widened`), as backends do.
+The reference accumulates float16 in float32 (:func:`~mskernel.ops.rules.widened`), as backends do.
 """
 
 from __future__ import annotations
@@ -30,29 +30,9 @@ from ..errors import InferError
 from ..ir.dtypes import int64
 from ..ir.types import TensorType
 from .registry import Attr, OpDef
-from .rules import normalize_axes, normalize_axis, reduced_shape, tensor
+from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor, widened
 
-#: Input kinds an op accepts, and how an error message words them.
-_KINDS = {
-    "iufc": "a numeric", "fc": "a floating-point or complex", "f": "a floating-point",
-    "iuf": "a real numeric", "b": "a bool",
-}
 _REDUCTION = frozenset({"reduction"})
-
-
-def require_dtype(x: TensorType, kinds: str) -> None:
-    """Raise ``InferError`` unless ``x.dtype.kind`` is one of ``kinds`` (a key of the table
-    above); a bool input given to a numeric op is told to cast."""
-    if x.dtype.kind in kinds:
-        return
-    hint = "; cast it to an integer or floating dtype first" if x.dtype.is_bool else ""
-    raise InferError(f"expects {_KINDS[kinds]} input, got {x}{hint}")
-
-
-def widened(x: np.ndarray) -> np.ndarray:
-    """``x`` as float32 when it is float16, else unchanged: the precision reference kernels
-    accumulate low-precision floats in (bfloat16 is already stored as float32)."""
-    return x.astype(np.float32) if x.dtype == np.float16 else x
 
 
 def moments(x: np.ndarray, axes: tuple[int, ...],
@@ -86,7 +66,7 @@ def _reduction(name: str, fn: Callable[..., np.ndarray], kinds: str, doc: str, *
     def infer(x: TensorType, axes: Optional[tuple[int, ...]], keepdims: bool,
               **_: object) -> TensorType:
         x = tensor(x)
-        require_dtype(x, kinds)
+        require_kind(x, kinds)
         dims = normalize_axes(axes, x.rank)
         if nonempty:
             _no_empty_reduction(x, dims)
@@ -153,7 +133,7 @@ def _logsumexp(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarr
 def _arg_reduction(name: str, fn: Callable[..., np.ndarray], doc: str) -> OpDef:
     def infer(x: TensorType, axis: Optional[int], keepdims: bool) -> TensorType:
         x = tensor(x)
-        require_dtype(x, "iuf")
+        require_kind(x, "iuf")
         if axis is None:
             if x.size == 0:
                 raise InferError(f"cannot search the empty tensor {x}: it has no elements")

@@ -22,33 +22,18 @@ from typing import Optional, Sequence
 import numpy as np
 
 from ..errors import InferError
-from ..ir.dtypes import DType, as_storage, dtype as to_dtype
+from ..ir.dtypes import DType, dtype as to_dtype
 from ..ir.types import Shape, TensorType
 from .registry import Attr, OpDef
-from .rules import normalize_axes, normalize_axis, same_dtype, tensor
+from .rules import (
+    check_fill_value, normalize_axes, normalize_axis, same_dtype, tensor, with_dim,
+)
 
 SHAPE = frozenset({"shape"})
 PAD_MODES = ("constant", "reflect", "edge")
 
 
 # --- validation helpers ----------------------------------------------------------------------
-
-
-def check_fill_value(value: float, dt: DType, what: str) -> None:
-    """Raise :class:`InferError` unless the float attribute ``value`` fits ``dt``: 0 or 1 for
-    bool, an in-range whole number for integer types; for float and complex types a finite
-    value is rounded to the type and must stay finite.  Used by every op with a fill value."""
-    if dt.is_bool:
-        ok = value in (0.0, 1.0)
-    elif dt.is_integer:
-        info = np.iinfo(dt.storage)
-        ok = float(value).is_integer() and info.min <= value <= info.max
-    else:
-        with np.errstate(over="ignore"):
-            stored = as_storage(np.float64(value), dt)
-        ok = not math.isfinite(value) or bool(np.isfinite(stored))
-    if not ok:
-        raise InferError(f"{what} {value:g} is not representable in {dt}")
 
 
 def _check_dims(shape: Sequence[int], what: str = "shape") -> Shape:
@@ -63,11 +48,6 @@ def _ordered_axes(axes: Sequence[int], rank: int, what: str) -> tuple[int, ...]:
     if len(set(out)) != len(out):
         raise InferError(f"{what} {list(axes)} repeats an axis")
     return out
-
-
-def with_dim(shape: Shape, axis: int, dim: int) -> Shape:
-    """``shape`` with dimension ``axis`` (non-negative) replaced by ``dim``."""
-    return shape[:axis] + (dim,) + shape[axis + 1:]
 
 
 # --- creation --------------------------------------------------------------------------------

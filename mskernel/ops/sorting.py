@@ -25,8 +25,7 @@ from ..errors import InferError
 from ..ir.dtypes import int64
 from ..ir.types import TensorType
 from .registry import Attr, OpDef
-from .rules import normalize_axis, require_kind, tensor
-from .shape import with_dim
+from .rules import normalize_axis, require_kind, tensor, with_dim
 
 ORDERED = "biuf"
 NUMERIC = "iufc"
