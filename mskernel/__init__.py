@@ -13,14 +13,34 @@ __version__ = "0.1.0"
 #: The version of the plugin API: hookspecs, registries and the Backend interface.
 PLUGIN_API_VERSION = "1.0"
 
-_SUBMODULES = {"ir", "ops", "passes", "runtime", "hooks", "errors", "cli"}
+_SUBMODULES = {"ir", "ops", "passes", "runtime", "hooks", "errors", "cli", "frontend"}
+
+#: Top-level names of the frontend → the module defining them (imported on first access, so
+#: ``import mskernel`` stays cheap).
+_FRONTEND = {
+    "Tensor": "mskernel.frontend.tensor",
+    "jit": "mskernel.frontend.jit",
+    "set_device": "mskernel.frontend.device",
+    "get_device": "mskernel.frontend.device",
+    "device": "mskernel.frontend.device",
+    "random": "mskernel.frontend.random",
+}
+_DTYPES = {
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "dtype",
+}
 
 
 def __getattr__(name: str):
-    if name in _SUBMODULES:
-        from importlib import import_module
+    from importlib import import_module
 
+    if name in _SUBMODULES:
         return import_module(f"{__name__}.{name}")
+    if name in _FRONTEND:
+        module = import_module(_FRONTEND[name])
+        return module if module.__name__.endswith(f".{name}") else getattr(module, name)
+    if name in _DTYPES:
+        return getattr(import_module(f"{__name__}.ir.dtypes"), name)
     if name.startswith("_"):
         raise AttributeError(f"module 'mskernel' has no attribute {name!r}")
     from .hooks.host import host

@@ -26,3 +26,15 @@ def rule_registry() -> RuleRegistry:
 
 
 __all__ = ["Attr", "OpDef", "OpRegistry", "RuleRegistry", "registry", "rule_registry"]
+
+
+def __getattr__(name: str):
+    """``mskernel.ops.exp(x)`` and the other functional ops (and ``cond``, ``while_loop``,
+    ``fori_loop``, ``scan``, ``switch``) come from the frontend, loaded on first access."""
+    from importlib import import_module
+
+    for module in ("mskernel.frontend.functional", "mskernel.frontend.control"):
+        mod = import_module(module)
+        if name in getattr(mod, "__all__", ()):
+            return getattr(mod, name)
+    raise AttributeError(f"module 'mskernel.ops' has no attribute {name!r}")

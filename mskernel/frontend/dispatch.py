@@ -1,0 +1,163 @@
+"""Applying an op to tensors: recorded into the active trace, or run at once (eager mode).
+
+Eager mode compiles a one-node graph per (backend, op, input types, attributes) the first time
+it is seen and caches the executable, so a repeated op costs a dictionary lookup and one
+``Executable.run``.  An op the tensors' backend cannot run is placed on the next capable
+backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow / warn / deny, default warn),
+with its inputs and outputs transferred — the same rule the partitioner applies to graphs.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from typing import Any, Sequence, Union
+
+from ..errors import BackendError, OpError
+from ..ir.builder import GraphBuilder
+from ..ir.graph import Graph, attr_key
+from ..runtime.backend import Backend, CompileOptions, DeviceArray
+from ..runtime.executor import transfer
+from ..runtime.partition import FallbackWarning
+from .device import current_device
+from .source import user_location
+from .tensor import Tensor
+from .trace import active_trace
+
+FALLBACK_ENV = "MSKERNEL_FALLBACK"
+_EAGER_OPTIONS = CompileOptions(opt_level=0)
+
+Result = Union[Tensor, tuple[Tensor, ...]]
+
+
+def apply(op: str, *args: Tensor, regions: Sequence[Graph] = (), **attrs: Any) -> Result:
+    """Apply ``op`` to tensors: record it when a trace is active, else run it now.  Returns a
+    tensor, or a tuple of tensors for a multi-output op."""
+    trace = active_trace()
+    if trace is not None:
+        values = [trace.value_of(a) for a in args]
+        out = trace.builder.op(op, *values, regions=regions, loc=user_location(), **attrs)
+        if isinstance(out, tuple):
+            return tuple(Tensor._traced(v, trace) for v in out)
+        return Tensor._traced(out, trace)
+    for a in args:
+        if a._trace is not None:
+            raise _escaped(op, a)
+    return _run_eager(op, args, attrs, regions)
+
+
+def _escaped(op: str, tensor: Tensor) -> Exception:
+    from .trace import EscapedTracerError
+
+    return EscapedTracerError(
+        f"op '{op}' got a traced {tensor.type} tensor outside its trace "
+        f"(@{tensor._trace.builder.name}); return it from the traced function instead of "  # type: ignore[union-attr]
+        "keeping it in a variable that outlives the trace"
+    )
+
+
+class _EagerKernel:
+    """One cached eager op: its executable, the backend it runs on, output arity."""
+
+    __slots__ = ("executable", "runs_on", "home", "multi")
+
+    def __init__(self, executable: Any, runs_on: Backend, home: Backend, multi: bool) -> None:
+        self.executable = executable
+        self.runs_on = runs_on
+        self.home = home
+        self.multi = multi
+
+    def __call__(self, arrays: list[DeviceArray]) -> list[DeviceArray]:
+        if self.runs_on is self.home:
+            return self.executable.run(arrays)
+        outs = self.executable.run([transfer(a, self.runs_on) for a in arrays])
+        return [transfer(o, self.home) for o in outs]
+
+
+_cache: dict[tuple, _EagerKernel] = {}
+
+
+def _key(op: str, backend: Backend, args: Sequence[Tensor], attrs: dict[str, Any]) -> tuple:
+    items = tuple(sorted(attrs.items()))
+    try:
+        hash(items)
+    except TypeError:  # arrays or lists in attributes
+        items = tuple((k, attr_key(v)) for k, v in items)
+    return (op, id(backend), tuple(a._data.type for a in args), items)  # type: ignore[union-attr]
+
+
+def _run_eager(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
+               regions: Sequence[Graph]) -> Result:
+    home = _home_backend(op, args)
+    key = _key(op, home, args, attrs)
+    kernel = _cache.get(key)
+    if kernel is None:
+        kernel = _compile_eager(op, home, args, attrs, regions)
+        if not regions:
+            _cache[key] = kernel
+    try:
+        outs = kernel([a._data for a in args])  # type: ignore[misc]
+    except (ArithmeticError, IndexError, ValueError) as exc:
+        loc = user_location()
+        exc.add_note(f"in op '{op}'{f' at {loc}' if loc else ''}")
+        raise
+    if kernel.multi:
+        return tuple(Tensor._concrete(o) for o in outs)
+    return Tensor._concrete(outs[0])
+
+
+def _home_backend(op: str, args: Sequence[Tensor]) -> Backend:
+    """The backend holding the inputs (they must agree), or the current device."""
+    if not args:
+        return current_device()
+    home = args[0]._data.backend  # type: ignore[union-attr]
+    for a in args[1:]:
+        if a._data.backend is not home:  # type: ignore[union-attr]
+            names = ", ".join(f"{a.type} on {a.device}" for a in args)
+            raise BackendError(
+                f"op '{op}' got tensors on different devices ({names}); move them to one "
+                "device first"
+            )
+    return home
+
+
+def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[str, Any],
+                   regions: Sequence[Graph]) -> _EagerKernel:
+    builder = GraphBuilder(op)
+    inputs = [builder.input(a.type) for a in args]
+    try:
+        node, multi = builder.make_node(op, inputs, attrs, regions=regions)
+    except OpError:  # rebuild the message with the user's line
+        node, multi = builder.make_node(op, inputs, attrs, regions=regions, loc=user_location())
+    builder.append(node)
+    graph = builder.build(list(node.outputs))
+    runs_on = _capable_backend(home, node, op)
+    return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi)
+
+
+_warned: set[tuple[str, str]] = set()
+
+
+def _capable_backend(home: Backend, node: Any, op: str) -> Backend:
+    reason = home.capabilities().reason_unsupported(node)
+    if reason is None:
+        return home
+    from ..hooks.host import host
+
+    policy = os.environ.get(FALLBACK_ENV, "warn")
+    for other in host().backends.available():
+        if other is not home and other.capabilities().supports(node):
+            if policy == "deny":
+                break
+            if policy == "warn" and (home.name, op) not in _warned:
+                _warned.add((home.name, op))
+                loc = user_location()
+                warnings.warn(
+                    f"op '{op}'{f' at {loc}' if loc else ''} runs on '{other.name}' because "
+                    f"'{home.name}' cannot run it ({reason}); set {FALLBACK_ENV}=allow to "
+                    "silence this or deny to make it an error", FallbackWarning, stacklevel=5)
+            return other
+    raise BackendError(
+        f"backend '{home.name}' cannot run op '{op}' ({reason}) and "
+        + ("the fallback policy is 'deny'" if policy == "deny" else "no other backend can")
+    )
