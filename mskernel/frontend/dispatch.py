@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import os
 import warnings
-from typing import Any, Sequence, Union
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Callable, Iterator, Protocol, Sequence, Union
 
 from ..errors import BackendError, OpError
 from ..ir.builder import GraphBuilder
@@ -30,9 +32,57 @@ _EAGER_OPTIONS = CompileOptions(opt_level=0)
 Result = Union[Tensor, tuple[Tensor, ...]]
 
 
+class Interposer(Protocol):
+    """An object that sees every op applied while it is active — how transforms such as
+    autodiff tapes, forward-mode tangents or batching plug into the frontend without the
+    frontend knowing them.
+
+    ``apply`` receives the op, its tensors, attributes and regions, and ``inner``: call
+    ``inner(op, args, attrs, regions)`` to apply the op at the next level down (the next
+    interposer, then the active trace or eager execution) and return its result, possibly
+    after recording it.  Interposers nest; the most recently entered one sees the op first.
+    """
+
+    def apply(self, op: str, args: tuple[Tensor, ...], attrs: dict[str, Any],
+              regions: tuple[Graph, ...], inner: Callable[..., Result]) -> Result: ...
+
+
+_interposers: ContextVar[tuple[Interposer, ...]] = ContextVar("mskernel_interposers", default=())
+
+
+@contextmanager
+def interpose(interposer: Interposer) -> Iterator[Interposer]:
+    """Make ``interposer`` see every op applied inside the ``with`` block."""
+    token = _interposers.set(_interposers.get() + (interposer,))
+    try:
+        yield interposer
+    finally:
+        _interposers.reset(token)
+
+
 def apply(op: str, *args: Tensor, regions: Sequence[Graph] = (), **attrs: Any) -> Result:
     """Apply ``op`` to tensors: record it when a trace is active, else run it now.  Returns a
     tensor, or a tuple of tensors for a multi-output op."""
+    stack = _interposers.get()
+    if stack:
+        return _through(stack, len(stack) - 1, op, args, attrs, tuple(regions))
+    return _apply_base(op, args, attrs, regions)
+
+
+def _through(stack: tuple[Interposer, ...], level: int, op: str, args: tuple[Tensor, ...],
+             attrs: dict[str, Any], regions: tuple[Graph, ...]) -> Result:
+    if level < 0:
+        return _apply_base(op, args, attrs, regions)
+
+    def inner(op: str, args: tuple[Tensor, ...], attrs: dict[str, Any],
+              regions: tuple[Graph, ...] = ()) -> Result:
+        return _through(stack, level - 1, op, tuple(args), attrs, tuple(regions))
+
+    return stack[level].apply(op, args, attrs, regions, inner)
+
+
+def _apply_base(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
+                regions: Sequence[Graph]) -> Result:
     trace = active_trace()
     if trace is not None:
         values = [trace.value_of(a) for a in args]

@@ -134,8 +134,10 @@ def mskernel_register_passes(passes: "PassRegistry") -> None:
 def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
     """Expose user namespaces with ``namespaces.register("nn", "mskernel_nn.api")``.
 
-    ``mskernel.nn`` then imports and returns that module on first access.  The module path is
-    given as a string so nothing is imported before the user asks for it.
+    ``mskernel.nn`` then imports and returns that module on first access.  A target of the
+    form ``"module:attribute"`` exposes one object (``namespaces.register("grad",
+    "mskernel_autodiff.api:grad")`` makes ``mskernel.grad`` that function).  Targets are strings
+    so nothing is imported before the user asks for it.
     """
 
 

@@ -261,22 +261,25 @@ class PluginHost:
             return self._commands
 
     def namespace(self, name: str) -> Any:
-        """The module behind ``mskernel.<name>``, imported on first access."""
+        """What ``mskernel.<name>`` stands for — a module, or an attribute of one for a
+        ``"module:attribute"`` target — imported on first access."""
         self.load_external()
         entry = self.namespaces.modules.get(name)
         if entry is None:
             raise MissingPluginError(self._missing_namespace_message(name))
-        module_name, owner = entry
+        target, owner = entry
+        module_name, _, attribute = target.partition(":")
         try:
-            return import_module(module_name)
+            module = import_module(module_name)
+            return getattr(module, attribute) if attribute else module
         except Exception as exc:
             raise PluginError(
-                f"mskernel.{name} (provided by {owner}) failed to import {module_name}: "
+                f"mskernel.{name} (provided by {owner}) failed to load {target}: "
                 f"{type(exc).__name__}: {exc}"
             ) from exc
 
     def _missing_namespace_message(self, name: str) -> str:
-        distribution = f"mskernel-{name}"
+        distribution = KNOWN_PROVIDERS.get(name, f"mskernel-{name}")
         for rec in self.records.values():
             if (normalize_name(rec.distribution) == distribution or rec.name == name
                     or f"namespace:{name}" in rec.provides):
@@ -288,6 +291,16 @@ class PluginHost:
                         f"but {rec.status}: {rec.reason} {see}")
         return (f"module 'mskernel' has no attribute '{name}': no installed plugin provides "
                 f"mskernel.{name}; install it with `pip install {distribution}`")
+
+
+#: Distributions that provide well-known top-level names whose distribution is not
+#: ``mskernel-<name>`` — used only to word the "install it" message.
+KNOWN_PROVIDERS = {
+    name: "mskernel-autodiff" for name in (
+        "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "stop_gradient",
+        "custom_vjp", "custom_jvp", "GradOperation")
+} | {"train": "mskernel-nn", "dataset": "mskernel-data", "save_checkpoint": "mskernel-nn",
+     "load_checkpoint": "mskernel-nn", "load_param_into_net": "mskernel-nn"}
 
 
 def _plugin_traceback(exc: BaseException) -> str:

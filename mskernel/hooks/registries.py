@@ -26,6 +26,8 @@ class NamespaceRegistry:
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
 
     def register(self, name: str, module: str, *, owner: str = "unknown") -> None:
+        """Make ``mskernel.<name>`` resolve to ``module`` (a dotted module path) or to one
+        attribute of it (``"mskernel_autodiff.api:grad"``)."""
         if not name.isidentifier() or name.startswith("_"):
             raise PluginError(f"namespace name {name!r} is not a public Python identifier")
         if _is_core_name(name):
