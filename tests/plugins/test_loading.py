@@ -351,7 +351,7 @@ def mskernel_register_namespaces(namespaces):
         "mskernel_fizz.api": "1 / 0\n",
     })
     with pytest.raises(PluginError, match=r"mskernel.fizz \(provided by mskernel-fizz\) failed "
-                                          r"to import mskernel_fizz.api: ZeroDivisionError"):
+                                          r"to load mskernel_fizz.api: ZeroDivisionError"):
         mskernel.fizz
 
 
