@@ -19,6 +19,7 @@ _SUBMODULES = {"ir", "ops", "passes", "runtime", "hooks", "errors", "cli", "fron
 #: ``import mskernel`` stays cheap).
 _FRONTEND = {
     "Tensor": "mskernel.frontend.tensor",
+    "Parameter": "mskernel.frontend.parameter",
     "jit": "mskernel.frontend.jit",
     "set_device": "mskernel.frontend.device",
     "get_device": "mskernel.frontend.device",

@@ -11,12 +11,15 @@ becomes a ``constant`` node.
 from __future__ import annotations
 
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import MskernelError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Value
-from ..ir.types import TensorType
+from ..ir.types import TOKEN, RefType, TensorType
+from ..runtime.state import TOKEN_VALUE, RefCell
+from .parameter import Parameter
 from .pytree import TreeDef, flatten
 from .tensor import Tensor
 
@@ -36,6 +39,12 @@ class Trace:
         self._capture_values: dict[int, Value] = {}
         self._constants: dict[int, Value] = {}
         self._token = None
+        #: parameters read or written by this trace, in ref-input order, with their ref inputs
+        self.params: list[Parameter] = []
+        self._refs: dict[int, Value] = {}
+        self._loaded: dict[int, Value] = {}
+        self.state_token: Optional[Value] = None  # the token input, created on first effect
+        self._current_token: Optional[Value] = None
 
     def __enter__(self) -> "Trace":
         self._token = _active.set(self)
@@ -52,6 +61,8 @@ class Trace:
         owner = tensor._trace
         if owner is self:
             return tensor._value  # type: ignore[return-value]
+        if isinstance(tensor, Parameter):
+            return self._load(tensor)
         if owner is None:
             return self._constant(tensor)
         if not self._encloses(owner):
@@ -65,6 +76,52 @@ class Trace:
             self._capture_values[key] = self.builder.input(tensor.type)
             self.captured.append(tensor)
         return self._capture_values[key]
+
+    # -- parameters: ref inputs read and written in token order ------------------------------
+
+    def _load(self, param: "Parameter") -> Value:
+        key = id(param)
+        if key in self._loaded:
+            return self._loaded[key]
+        if self.parent is not None:  # a region reads the value the enclosing trace has now
+            value = self.parent.value_of(param)
+            if key not in self._capture_values:
+                self._capture_values[key] = self.builder.input(param.type)
+                self.captured.append(Tensor._traced(value, self.parent))
+            self._loaded[key] = self._capture_values[key]
+            return self._loaded[key]
+        loaded, self._current_token = self.builder.op("ref_load", self._ref(param), self._token_value())
+        self._loaded[key] = loaded
+        return loaded
+
+    def assign(self, param: "Parameter", value: Tensor) -> None:
+        """Record ``param``'s new value (``ref_store``)."""
+        if self.parent is not None:
+            raise MskernelError(
+                f"assigning parameter {param.name or param.type} inside a branch or loop body "
+                "is not supported; compute the new value in the branch and assign it after"
+            )
+        new = self.value_of(value)
+        self._current_token = self.builder.op("ref_store", self._ref(param), new, self._token_value())
+        self._loaded[id(param)] = new
+
+    def _ref(self, param: "Parameter") -> Value:
+        key = id(param)
+        if key not in self._refs:
+            self._refs[key] = self.builder.input(RefType(param.type), param.name)
+            self.params.append(param)
+        return self._refs[key]
+
+    def _token_value(self) -> Value:
+        if self._current_token is None:
+            self.state_token = self.builder.input(TOKEN, "token")
+            self._current_token = self.state_token
+        return self._current_token
+
+    @property
+    def final_token(self) -> Optional[Value]:
+        """The token after the last effect (a graph output when the trace had effects)."""
+        return self._current_token
 
     def _encloses(self, other: "Trace") -> bool:
         t = self.parent
@@ -100,6 +157,52 @@ def trace_function(fn: Callable[..., Any], types: Sequence[TensorType], name: st
         leaves, treedef = flatten(result, lambda x: isinstance(x, Tensor))
         values = [trace.value_of(as_result_tensor(leaf, name)) for leaf in leaves]
     return trace.builder.build(values), treedef, trace.captured
+
+
+@dataclass(frozen=True)
+class Program:
+    """A traced top-level function, ready to compile.
+
+    ``graph.inputs`` are the ``num_inputs`` declared inputs, then — in the order first used —
+    one ``!ref`` input per parameter in ``params`` and the state token.  When ``has_state``
+    the last graph output is the final token.  :meth:`state_arguments` gives the run-time
+    values of the extra inputs and :meth:`write_back` stores the updated cells into the
+    parameters after a run.
+    """
+
+    graph: Graph
+    out_tree: TreeDef
+    num_inputs: int
+    params: tuple[Parameter, ...]
+    has_state: bool
+
+    def state_arguments(self) -> tuple[list[Any], list[RefCell]]:
+        cells = [RefCell(p.type, p._data) for p in self.params]
+        pending = iter(cells)
+        args = [next(pending) if isinstance(v.type, RefType) else TOKEN_VALUE
+                for v in self.graph.inputs[self.num_inputs:]]
+        return args, cells
+
+    def write_back(self, cells: Sequence[RefCell]) -> None:
+        for param, cell in zip(self.params, cells):
+            param._data = cell.value
+
+
+def trace_program(fn: Callable[..., Any], types: Sequence[TensorType], name: str) -> Program:
+    """Trace ``fn`` as a top-level program (for ``@jit``): parameters it reads or assigns
+    become ref inputs ordered by a state token."""
+    if active_trace() is not None:
+        raise MskernelError("trace_program starts a top-level trace; a trace is already active")
+    trace = Trace(name)
+    with trace:
+        inputs = [trace.input(t) for t in types]
+        result = fn(*inputs)
+        leaves, treedef = flatten(result, lambda x: isinstance(x, Tensor))
+        values = [trace.value_of(as_result_tensor(leaf, name)) for leaf in leaves]
+    if trace.final_token is not None:
+        values.append(trace.final_token)
+    return Program(trace.builder.build(values), treedef, len(types), tuple(trace.params),
+                   trace.final_token is not None)
 
 
 def as_result_tensor(leaf: Any, where: str) -> Tensor:
