@@ -15,8 +15,6 @@ from typing import Any, Optional
 
 from ..errors import MskernelError
 from .tensor import Tensor, host_array
-from .device import current_device
-from ..ir.types import TensorType
 
 
 class Parameter(Tensor):

@@ -22,7 +22,6 @@ def test_eager_assignment_replaces_the_value_and_casts():
         w.assign_value(np.zeros(3, np.float32))
 
 
-
 def test_traced_updates_are_ordered_by_the_token_and_written_back():
     w = ms.Parameter(np.ones(3, np.float32), name="w")
 
