@@ -18,7 +18,7 @@ import numpy as np
 from ..ir.dtypes import (
     DType, bool_, complex64, complex128, dtype as to_dtype, float32, float64, int64, promote_types,
 )
-from .tensor import Tensor
+from .tensor import Tensor, host_array
 
 _KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
 _SCALAR_KIND = {bool: "b", int: "i", float: "f", complex: "c"}
@@ -42,8 +42,10 @@ def result_dtype(args: Sequence[Any]) -> DType:
             if _KIND_RANK[kind] > _KIND_RANK[weak_kind]:
                 weak_kind = kind
             continue
-        else:
-            dt = to_dtype(np.asarray(a).dtype)
+        elif isinstance(a, (np.ndarray, np.generic)):
+            dt = to_dtype(a.dtype)
+        else:  # nested lists: the dtype Tensor(a) would get
+            dt = host_array(a)[1]
         strong = dt if strong is None else promote_types(strong, dt)
     if strong is None:
         return _DEFAULT[weak_kind]
@@ -51,6 +53,8 @@ def result_dtype(args: Sequence[Any]) -> DType:
         return strong
     if weak_kind == "c":
         return complex128 if strong is float64 else complex64
+    if weak_kind == "i":  # a bool tensor meeting a Python int
+        return int64
     return float32  # an int or bool tensor meeting a Python float
 
 
@@ -62,6 +66,10 @@ def as_tensor(x: Any, dt: DType) -> Tensor:
         from .dispatch import apply
 
         return apply("cast", x, dtype=dt)  # type: ignore[return-value]
+    if type(x) is int and dt.is_integer:
+        info = np.iinfo(dt.storage)
+        if not info.min <= x <= info.max:
+            raise OverflowError(f"Python int {x} is out of range for {dt}")
     return Tensor(x, dt)
 
 

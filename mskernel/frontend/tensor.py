@@ -167,8 +167,24 @@ class Tensor(TensorMethods):
     def __repr__(self) -> str:
         if self._data is None:
             return f"Tensor(traced, shape={self.shape}, dtype={self.dtype})"
-        body = np.array2string(self._data.to_host(), separator=", ", prefix="Tensor(")
+        formatter = {"float_kind": _bfloat16_text} if self.dtype.name == "bfloat16" else None
+        body = np.array2string(self._data.to_host(), separator=", ", prefix="Tensor(",
+                               formatter=formatter)
         return f"Tensor({body}, dtype={self.dtype})"
 
     def __hash__(self) -> int:
         return id(self)
+
+
+def _bfloat16_text(v: float) -> str:
+    """The shortest decimal that reads back as the same bfloat16 value."""
+    from ..ir.dtypes import round_to_bfloat16
+
+    if not np.isfinite(v):
+        return str(np.float32(v))
+    for digits in range(1, 10):
+        text = np.format_float_positional(np.float32(v), precision=digits, unique=False,
+                                          fractional=False, trim=".")
+        if round_to_bfloat16(np.float32(float(text))) == np.float32(v):
+            return text
+    return str(np.float32(v))

@@ -37,7 +37,8 @@ class Trace:
         #: outer tensors captured by this trace, in capture order, and their inner values
         self.captured: list[Tensor] = []
         self._capture_values: dict[int, Value] = {}
-        self._constants: dict[int, Value] = {}
+        # keyed by id(): the tensor is kept alive so its id cannot be reused by another
+        self._constants: dict[int, tuple[Tensor, Value]] = {}
         self._token = None
         #: parameters read or written by this trace, in ref-input order, with their ref inputs
         self.params: list[Parameter] = []
@@ -135,10 +136,9 @@ class Trace:
         key = id(tensor)
         if key not in self._constants:
             value = tensor._data.to_host()  # type: ignore[union-attr]
-            self._constants[key] = self.builder.op(
-                "constant", value=value, dtype=tensor.dtype if tensor.dtype.name == "bfloat16" else None
-            )  # type: ignore[assignment]
-        return self._constants[key]
+            declared = tensor.dtype if tensor.dtype.name == "bfloat16" else None
+            self._constants[key] = (tensor, self.builder.op("constant", value=value, dtype=declared))  # type: ignore[assignment]
+        return self._constants[key][1]
 
 
 def active_trace() -> Optional[Trace]:
