@@ -1,0 +1,102 @@
+"""The base of sources whose rows are numbered: :class:`MappableSource`.
+
+A mappable source knows its length and reads row ``i`` on its own (:meth:`_read`), so a pass
+is an *order* of indices — shuffled, cut to ``num_samples``, split into shards — read through
+a worker pool: ``num_parallel_workers`` threads, or processes where ``read_in_processes``
+(then the source is pickled to each worker).
+
+Sharding (``num_shards``, ``shard_id``) follows MindSpore's distributed sampler: every shard
+gets ``ceil(n / num_shards)`` rows, the order wrapping around to fill the last ones, and all
+shards see the same shuffle (same seed), so together they cover the dataset once.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+from typing import Iterator, Optional, Union
+
+import numpy as np
+
+from .dataset import Dataset
+from .errors import DatasetError
+from .execution import Plan, Row, RowsFn
+from .rng import Epoch, pass_rng
+
+
+class Shuffle(enum.Enum):
+    """How a file-based source shuffles: ``GLOBAL`` every row, ``FILES`` the file order."""
+
+    GLOBAL = "global"
+    FILES = "files"
+
+
+@dataclass(frozen=True)
+class ReadStage:
+    """The per-row work of a mappable source: read row ``index``."""
+
+    label: str
+    source: "MappableSource"
+
+    def __call__(self, epoch: Epoch, position: int, index: int) -> Row:
+        return self.source._read(int(index))
+
+
+class MappableSource(Dataset):
+    """A source of ``_length()`` rows read by index with ``_read(i)``."""
+
+    #: Whether reading runs in processes (True) or threads when there are several workers.
+    read_in_processes = False
+
+    def __init__(self, num_samples: Optional[int], shuffle: Union[bool, Shuffle, None],
+                 num_shards: Optional[int], shard_id: Optional[int],
+                 num_parallel_workers: Optional[int]) -> None:
+        super().__init__()
+        if num_samples is not None and (not isinstance(num_samples, int) or num_samples < 0):
+            raise DatasetError(f"num_samples must be a non-negative integer or None, got "
+                               f"{num_samples!r}")
+        if (num_shards is None) != (shard_id is None):
+            raise DatasetError("num_shards and shard_id go together: give both or neither")
+        if num_shards is not None and not 0 <= shard_id < num_shards:
+            raise DatasetError(f"shard_id must lie in [0, {num_shards}), got {shard_id}")
+        if num_parallel_workers is not None and num_parallel_workers < 1:
+            raise DatasetError(f"num_parallel_workers must be >= 1, got {num_parallel_workers}")
+        self.num_samples = num_samples or None  # MindSpore: 0 means all
+        self.shuffle_mode = Shuffle.GLOBAL if shuffle in (None, True) else shuffle or None
+        self.num_shards, self.shard_id = num_shards, shard_id
+        self.num_parallel_workers = num_parallel_workers
+
+    def _length(self) -> int:
+        raise NotImplementedError
+
+    def _read(self, index: int) -> Row:
+        raise NotImplementedError
+
+    def _order(self, rng: np.random.Generator) -> np.ndarray:
+        """The indices of one pass before sharding and ``num_samples``."""
+        n = self._length()
+        return rng.permutation(n) if self.shuffle_mode else np.arange(n)
+
+    def _count(self) -> float:
+        n = self._length()
+        if self.num_shards is not None:
+            n = math.ceil(n / self.num_shards)
+        return n if self.num_samples is None else min(n, self.num_samples)
+
+    def _sample(self, rng: np.random.Generator) -> np.ndarray:
+        order = self._order(rng)
+        if self.num_shards is not None and len(order):
+            per_shard = math.ceil(len(order) / self.num_shards)
+            order = np.resize(order, per_shard * self.num_shards)[self.shard_id::self.num_shards]
+        return order[:self.num_samples]
+
+    def _rows_fn(self, plan: Plan, node: int) -> RowsFn:
+        stage = ReadStage(f"{type(self).__name__} reading", self)
+        pool = plan.pool(stage, self.num_parallel_workers, self.read_in_processes)
+        seed = plan.seed
+
+        def rows(epoch: Epoch) -> Iterator[Row]:
+            yield from pool.imap(epoch, self._sample(pass_rng(seed, node, epoch)))
+
+        return rows
