@@ -207,7 +207,23 @@ def _backend_lines(backend: BackendReport) -> list[str]:
     if backend.falls_back:
         lines.append(_field(f"  falls back ({len(backend.falls_back)} core ops)",
                             ", ".join(backend.falls_back)))
+    lines.append(_field("  conformance", _conformance_line(backend)))
     return lines
+
+
+def _conformance_line(backend: BackendReport) -> str:
+    """The kit's verdict on a backend, from the report file it wrote."""
+    found = backend.conformance
+    if found is None:
+        return (f"no report; certify it with `pytest --mskernel-backend {backend.name}` "
+                f"(mskernel-sdk)")
+    if found.report is None:
+        return f"unreadable report {found.path}: {found.error}"
+    report = found.report
+    context = [" ".join(str(report[key]) for key in ("distribution", "version") if key in report),
+               f"seed {report['seed']}" if "seed" in report else "", str(report.get("created", ""))]
+    return (f"{report.get('status', '?')}: {report.get('summary', '')} "
+            f"({', '.join(filter(None, context))}; {found.path})")
 
 
 def _field(label: str, value: str) -> str:

@@ -202,3 +202,38 @@ def test_console_entry_in_a_subprocess_with_a_plugin_on_pythonpath(sandbox):
     assert cli("plugins", "check").returncode == 1
     hello = cli("demo-hello")
     assert (hello.returncode, hello.stdout) == (0, "hello, world\n")
+
+
+def _conformance_text(out):
+    """The ``conformance:`` field of ``plugins info`` without whitespace (it is wrapped, long
+    paths anywhere)."""
+    lines = out.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("  conformance:"))
+    end = start + 1
+    while end < len(lines) and lines[end].startswith(" " * 16):
+        end += 1
+    return "".join("".join(lines[start:end]).split()).removeprefix("conformance:")
+
+
+def test_info_shows_the_conformance_report_the_kit_wrote(capsys, sandbox, tmp_path, monkeypatch):
+    monkeypatch.setenv("MSKERNEL_HOME", str(tmp_path))
+    sandbox.install_demo()
+    code, out, _ = run(capsys, "plugins", "info", "demo")
+    assert _conformance_text(out) == (
+        "noreport;certifyitwith`pytest--mskernel-backenddemo`(mskernel-sdk)")
+    path = tmp_path / "conformance" / "demo.json"
+    path.parent.mkdir()
+    report = {"status": "passed", "summary": "ops 3/3 passed; graphs 3/3 passed",
+              "distribution": "mskernel-demo", "version": "0.1.0", "seed": 7,
+              "created": "2025-01-01T00:00:00Z", "stages": {}}
+    path.write_text(json.dumps(report))
+    code, out, _ = run(capsys, "plugins", "info", "demo")
+    assert _conformance_text(out) == "".join(
+        f"passed: ops 3/3 passed; graphs 3/3 passed (mskernel-demo 0.1.0, seed 7, "
+        f"2025-01-01T00:00:00Z; {path})".split())
+    code, out, _ = run(capsys, "plugins", "info", "demo", "--json")
+    assert json.loads(out)["backends"][0]["conformance"] == {
+        "path": str(path), "report": report, "error": ""}
+    path.write_text("{not json")
+    code, out, _ = run(capsys, "plugins", "info", "demo")
+    assert _conformance_text(out).startswith(f"unreadablereport{path}:JSONDecodeError")

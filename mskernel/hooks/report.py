@@ -1,10 +1,20 @@
 """Everything known about one plugin, for ``mskernel plugins info``: its record and what it
 added to each registry — ops (and the ops it overrode), rules, backends with their
-availability and capabilities, passes, pipelines, namespaces and CLI commands."""
+availability, capabilities and conformance report, passes, pipelines, namespaces and CLI
+commands.
+
+Conformance reports are JSON files written by the conformance kit of mskernel-sdk
+(``pytest --mskernel-backend NAME``) to :func:`conformance_path`.  The core only reads them:
+it shows the keys ``status``, ``summary``, ``distribution``, ``version``, ``seed`` and
+``created``, and passes the whole object through in ``--json`` output.
+"""
 
 from __future__ import annotations
 
-from typing import Optional
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
@@ -12,10 +22,47 @@ from .host import CORE, PluginHost
 from .info import PluginRecord
 
 
+HOME_ENV = "MSKERNEL_HOME"
+
+
+def mskernel_home() -> Path:
+    """Per-user state of mskernel: ``$MSKERNEL_HOME``, by default ``~/.cache/mskernel``."""
+    return Path(os.environ.get(HOME_ENV) or Path.home() / ".cache" / "mskernel")
+
+
+def conformance_path(backend: str) -> Path:
+    """Where the conformance kit keeps its latest report on ``backend``."""
+    return mskernel_home() / "conformance" / f"{backend}.json"
+
+
+class ConformanceReport(BaseModel):
+    """The kit's latest report on a backend: the JSON object as written (``report``), or why
+    the file at ``path`` could not be read (``error``)."""
+
+    path: str
+    report: Optional[dict[str, Any]] = None
+    error: str = ""
+
+
+def read_conformance(backend: str) -> Optional[ConformanceReport]:
+    """The conformance report on ``backend``, ``None`` when the kit never wrote one."""
+    path = conformance_path(backend)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return ConformanceReport(path=str(path), error=f"{type(exc).__name__}: {exc}")
+    if not isinstance(data, dict):
+        return ConformanceReport(path=str(path), error="not a JSON object")
+    return ConformanceReport(path=str(path), report=data)
+
+
 class BackendReport(BaseModel):
     """A backend a plugin registered.  ``ops_claimed`` counts the ops its capabilities list;
     ``falls_back`` names the core ops it does not claim (they run on another backend);
-    ``error`` says why the capabilities could not be read (both are then empty)."""
+    ``error`` says why the capabilities could not be read (both are then empty);
+    ``conformance`` is the kit's latest report on it (``None``: never certified here)."""
 
     name: str
     priority: int
@@ -24,6 +71,7 @@ class BackendReport(BaseModel):
     ops_claimed: int = 0
     falls_back: list[str] = Field(default_factory=list)
     error: str = ""
+    conformance: Optional[ConformanceReport] = None
 
 
 class PluginReport(BaseModel):
@@ -72,7 +120,8 @@ def _backend_report(host: PluginHost, name: str) -> BackendReport:
     entry = host.backends.entries[name]
     availability = entry.availability()
     report = BackendReport(name=name, priority=entry.priority,
-                           available=availability.available, reason=availability.reason)
+                           available=availability.available, reason=availability.reason,
+                           conformance=read_conformance(name))
     backend = entry.get()
     if backend is None:
         return report.model_copy(update=dict(error=entry.error or "factory failed"))

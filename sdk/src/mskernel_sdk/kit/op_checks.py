@@ -1,0 +1,58 @@
+"""The ``op`` stage: every op the backend claims, against the op's reference semantics."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mskernel.hooks import plugin_host
+from mskernel.testing import OpSample, sample_graph
+
+from ..samples import SAMPLES_RULE, sample_rng, samples_for
+from .compare import SINGLE_OP, CheckFailure, NotRun, run_and_compare
+from .shapes import reshaped
+from .subject import Subject
+
+#: Random-shape samples added to the table's samples of each elementwise op.
+RANDOM_SHAPES_PER_OP = 4
+#: Failing samples spelled out in a failure message (the rest are counted).
+MAX_LISTED = 4
+
+
+def op_samples(op: str, seed: int) -> list[OpSample]:
+    """The op's samples drawn with ``seed``, plus random broadcast shapes when it is
+    elementwise."""
+    samples = samples_for(op, seed)
+    if samples and plugin_host().ops.get(op).has_trait("elementwise"):
+        rng = sample_rng(seed, f"{op}/shapes")
+        picks = (samples[int(rng.integers(len(samples)))] for _ in range(RANDOM_SHAPES_PER_OP))
+        samples += [s for s in (reshaped(pick, rng) for pick in picks) if s is not None]
+    return samples
+
+
+def check_op(subject: Subject, op: str, seed: int) -> str:
+    """Run each sample of ``op`` that lies within the backend's claim (dtypes, ranks) on the
+    backend alone and compare with the reference interpreter; return what was checked."""
+    samples = op_samples(op, seed)
+    if not samples:
+        owner = plugin_host().ops.get(op).owner
+        raise NotRun(f"no samples for '{op}': {owner} attaches none under the rule kind "
+                     f"'{SAMPLES_RULE}'")
+    graphs = [(sample, sample_graph(sample)) for sample in samples]
+    claimed = [(s, g) for s, g in graphs if subject.capabilities.supports(g.nodes[0])]
+    if not claimed:
+        reason = subject.capabilities.reason_unsupported(graphs[0][1].nodes[0])
+        raise NotRun(f"none of its {len(samples)} samples is within the claim ({reason})")
+    failures = []
+    for sample, graph in claimed:
+        policy = replace(SINGLE_OP, rtol=sample.rtol, atol=sample.atol)
+        problems = run_and_compare(subject, graph, sample.args, policy)
+        if problems:
+            failures.append(f"{sample}: {'; '.join(problems)}")
+    if failures:
+        listed = "\n  ".join(failures[:MAX_LISTED])
+        hidden = len(failures) - MAX_LISTED
+        more = f"\n  ... and {hidden} more" if hidden > 0 else ""
+        raise CheckFailure(f"{len(failures)} of {len(claimed)} samples disagree with the "
+                           f"reference semantics of '{op}' (seed {seed}):\n  {listed}{more}")
+    outside = len(samples) - len(claimed)
+    return f"{len(claimed)} samples" + (f", {outside} outside the claim" if outside else "")
