@@ -54,7 +54,11 @@ def render(name: str, obj: Any) -> list[str]:
         return [f"class {name}{signature}", *_members(obj)]
     if inspect.isfunction(obj) or isinstance(obj, types.BuiltinFunctionType):
         return [f"def {name}{inspect.signature(obj)}"]
-    return [f"{name}: {type(obj).__name__} = {obj!r}"]
+    # Instances are recorded by type and, for plain data, value; an object's default repr
+    # names the module its class lives in, which moves between releases of the library
+    # that defines it (pluggy's HookimplMarker did).
+    plain = isinstance(obj, (str, int, float, bool, tuple, frozenset, type(None)))
+    return [f"{name}: {type(obj).__name__}" + (f" = {obj!r}" if plain else "")]
 
 
 def facade() -> str:
