@@ -17,7 +17,7 @@ as ``(lo0, hi0, lo1, hi1, ...)`` (the frontend turns ``"same"``/``"valid"`` into
 all ones (all zeros for ``output_padding``; the kernel for a pooling stride).  A pooling
 window lying wholly in padding gives ``-inf`` (max; the lowest value for integers) or 0 (avg).
 
-The references are vectorised NumPy: windows are strided views (:mod:`._windows`), convolution
+The references are vectorised NumPy: windows are strided views (:mod:`.windows`), convolution
 is one batched matmul per call with groups as the batch dim, and float16 is computed in
 float32.
 """
@@ -31,7 +31,7 @@ import numpy as np
 
 from ..errors import InferError
 from ..ir.types import Shape, TensorType
-from ._windows import Window, pad, per_dim, spatial_rank
+from .windows import Window, pad, per_dim, spatial_rank
 from .registry import Attr, OpDef
 from .rules import FLOAT, require_kind, same_dtype, tensor, widened
 
@@ -227,11 +227,11 @@ def _avg_pool(x: np.ndarray, kernel: Sequence[int], stride: Ints, padding: Ints,
     window = _pool_window(x.ndim, kernel, stride, padding, None, ceil_mode)
     view = window.windows(widened(x), 0)
     sums = view.sum(axis=_kernel_axes(view.ndim))
-    counts = _avg_divisors(window, x.shape[2:], count_include_pad)
+    counts = avg_divisors(window, x.shape[2:], count_include_pad)
     return (sums / counts.astype(sums.dtype)).astype(x.dtype)
 
 
-def _avg_divisors(window: Window, spatial: Shape, count_include_pad: bool) -> np.ndarray:
+def avg_divisors(window: Window, spatial: Shape, count_include_pad: bool) -> np.ndarray:
     """PyTorch's divisor of each window: the positions it covers inside the padded input
     (``count_include_pad``) or inside the input; never below 1."""
     counts = np.ones((), np.int64)
