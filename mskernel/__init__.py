@@ -15,16 +15,16 @@ PLUGIN_API_VERSION = "1.0"
 
 _SUBMODULES = {"ir", "ops", "passes", "runtime", "hooks", "errors", "cli", "frontend"}
 
-#: Top-level names of the frontend → the module defining them (imported on first access, so
-#: ``import mskernel`` stays cheap).
+#: Top-level names of the frontend → (module, attribute) — imported on first access, so
+#: ``import mskernel`` stays cheap.  An empty attribute means the module itself.
 _FRONTEND = {
-    "Tensor": "mskernel.frontend.tensor",
-    "Parameter": "mskernel.frontend.parameter",
-    "jit": "mskernel.frontend.jit",
-    "set_device": "mskernel.frontend.device",
-    "get_device": "mskernel.frontend.device",
-    "device": "mskernel.frontend.device",
-    "random": "mskernel.frontend.random",
+    "Tensor": ("mskernel.frontend.tensor", "Tensor"),
+    "Parameter": ("mskernel.frontend.parameter", "Parameter"),
+    "jit": ("mskernel.frontend.jit", "jit"),
+    "set_device": ("mskernel.frontend.device", "set_device"),
+    "get_device": ("mskernel.frontend.device", "get_device"),
+    "device": ("mskernel.frontend.device", "device"),
+    "random": ("mskernel.frontend.random", ""),
 }
 _DTYPES = {
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -38,8 +38,9 @@ def __getattr__(name: str):
     if name in _SUBMODULES:
         return import_module(f"{__name__}.{name}")
     if name in _FRONTEND:
-        module = import_module(_FRONTEND[name])
-        return module if module.__name__.endswith(f".{name}") else getattr(module, name)
+        module_name, attribute = _FRONTEND[name]
+        module = import_module(module_name)
+        return getattr(module, attribute) if attribute else module
     if name in _DTYPES:
         return getattr(import_module(f"{__name__}.ir.dtypes"), name)
     if name.startswith("_"):

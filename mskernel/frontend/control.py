@@ -112,12 +112,18 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     return chain(0)(*operands)
 
 
-def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
-    """Repeat ``val = body_fun(val)`` while ``cond_fun(val)``; return the final ``val``."""
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
+               max_iterations: int | None = None) -> Any:
+    """Repeat ``val = body_fun(val)`` while ``cond_fun(val)``; return the final ``val``.
+
+    ``max_iterations`` bounds the trip count: exceeding it is an error, and a bounded loop
+    lets reverse-mode autodiff keep each iteration's state instead of recomputing it."""
     if active_trace() is None:
-        val = init_val
+        val, count = init_val, 0
         while bool(cond_fun(val)):
-            val = body_fun(val)
+            if max_iterations is not None and count == max_iterations:
+                raise ControlFlowError(f"while_loop ran past max_iterations={max_iterations}")
+            val, count = body_fun(val), count + 1
         return val
     state, tree = _leaves(init_val, "while_loop state")
     types = [t.type for t in state]
@@ -135,7 +141,8 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     cond_r = _with_inputs(cond_g, [*cond_g.inputs, *_fresh(body_caps)])
     body_in = [*body_g.inputs[:n], *_fresh(cond_caps), *body_g.inputs[n:]]
     body_r = _with_inputs(body_g, body_in, [*body_g.outputs, *body_in[n:]])
-    out = apply("While", *state, *cond_caps, *body_caps, regions=(cond_r, body_r))
+    out = apply("While", *state, *cond_caps, *body_caps, regions=(cond_r, body_r),
+                max_iterations=max_iterations)
     outs = list(out) if isinstance(out, tuple) else [out]
     return unflatten(tree, outs[:n])
 
@@ -154,8 +161,16 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         i, val = carry
         return F.add(i, F.ones_like(i)), body_fun(i, val)
 
-    _, val = while_loop(lambda carry: F.less(carry[0], hi), body, (lo, init_val))
+    trips = _static_trip_count(lower, upper)
+    _, val = while_loop(lambda carry: F.less(carry[0], hi), body, (lo, init_val), trips)
     return val
+
+
+def _static_trip_count(lower: Any, upper: Any) -> int | None:
+    """``upper - lower`` when both are Python ints (the loop's exact trip count)."""
+    if isinstance(lower, int) and isinstance(upper, int):
+        return max(upper - lower, 0)
+    return None
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
@@ -221,5 +236,5 @@ def _traced_scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, x_leaves: 
 
     start = F.asarray(n - 1 if reverse else 0)
     stop = -1 if reverse else n
-    _, final, ys = while_loop(lambda s: F.not_equal(s[0], stop), body, (start, init, buffers))
+    _, final, ys = while_loop(lambda s: F.not_equal(s[0], stop), body, (start, init, buffers), n)
     return final, unflatten(y_tree, list(ys))

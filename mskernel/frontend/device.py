@@ -52,6 +52,12 @@ def current_device() -> Backend:
     return _default
 
 
+def forget_default() -> None:
+    """Drop the process default (the plugin host was reset; its backends are gone)."""
+    global _default
+    _default = None
+
+
 def get_device() -> str:
     """The name of the backend new tensors go to."""
     return current_device().name

@@ -60,6 +60,12 @@ def interpose(interposer: Interposer) -> Iterator[Interposer]:
         _interposers.reset(token)
 
 
+def interposing() -> bool:
+    """Whether any interposer is active (then ops must be applied one by one through it,
+    e.g. a jitted function called under ``grad`` is traced again rather than run compiled)."""
+    return bool(_interposers.get())
+
+
 def apply(op: str, *args: Tensor, regions: Sequence[Graph] = (), **attrs: Any) -> Result:
     """Apply ``op`` to tensors: record it when a trace is active, else run it now.  Returns a
     tensor, or a tuple of tensors for a multi-output op."""

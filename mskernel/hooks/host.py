@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import sys
 import threading
 import traceback
 from importlib import import_module
@@ -342,7 +343,11 @@ def host() -> PluginHost:
 
 
 def reset_host() -> None:
-    """Forget the host so the next :func:`host` call rediscovers plugins (for tests)."""
+    """Forget the host so the next :func:`host` call rediscovers plugins (for tests), and
+    the default device chosen from the old host's backends."""
     global _host
     with _host_lock:
         _host = None
+    device = sys.modules.get("mskernel.frontend.device")
+    if device is not None:
+        device.forget_default()

@@ -120,7 +120,9 @@ class OpDef:
     ``inputs`` names the operands; a name starting with ``*`` is variadic and must be last
     (``("*xs",)`` for concat).  ``traits`` are free-form tags passes and backends may key on:
     ``"elementwise"`` (output element i depends only on input elements i after
-    broadcasting), ``"commutative"``, ``"reduction"``, ``"random"``, ``"shape"``.  An op
+    broadcasting), ``"commutative"``, ``"reduction"``, ``"random"``, ``"shape"``,
+    ``"identity"`` (one input, returned unchanged: a marker for transforms, which the
+    ``simplify`` pass removes before backends see it).  An op
     with ``effectful=True`` must take a ``!token`` input and return a ``!token`` output, so
     its ordering is explicit.  ``owner`` is the distribution defining the op (recorded in
     model files so a reader can be told what to install).

@@ -15,7 +15,8 @@ replace the node's outputs.  A new node is matched again, so patterns compose: t
 Replacements must keep every output's type.
 
 Tables list ``(op names, pattern)`` rules and combine with ``+``; for a node, the rules
-registered for its op are tried in order and the first result wins::
+registered for its op are tried in order and the first result wins; a rule keyed
+``"trait:<name>"`` applies to every op carrying that trait (after the op's own rules)::
 
     ALGEBRA = Patterns([("neg", double_negation), (("add", "sub"), add_zero)])
     simplify = PatternPass("simplify", ALGEBRA + SHAPES)
@@ -56,11 +57,17 @@ class Patterns:
 
     def match(self, node: Node, producers: Mapping[Value, Node],
               context: PassContext) -> PatternResult:
-        """The first non-``None`` result of the rules for ``node.op``, or ``None``."""
-        for pattern in self._table.get(node.op, ()):
-            result = pattern(node, producers, context)
-            if result is not None:
-                return result
+        """The first non-``None`` result of the rules for ``node.op``, then of the rules
+        keyed ``"trait:<name>"`` for the op's traits, or ``None``."""
+        keys = [node.op]
+        opdef = context.registry.find(node.op)
+        if opdef is not None:
+            keys += [f"trait:{t}" for t in sorted(opdef.traits)]
+        for key in keys:
+            for pattern in self._table.get(key, ()):
+                result = pattern(node, producers, context)
+                if result is not None:
+                    return result
         return None
 
 

@@ -126,6 +126,8 @@ SHAPES = Patterns([
     ("transpose", transpose_chain),
     ((*RESHAPES, "broadcast_to", "cast"), same_type_noop),
     (RESHAPES, reshape_chain),
+    # ops that only mark a value for a transform (autodiff's stop_gradient) and compute x
+    ("trait:identity", same_type_noop),
 ])
 
 SIMPLIFY = PatternPass("simplify", ARITHMETIC + SHAPES)

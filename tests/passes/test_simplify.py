@@ -174,3 +174,24 @@ def test_a_rule_changing_the_type_is_refused(checker):
     g = b.build([b.op("exp", x)])
     with pytest.raises(VerifyError, match=r"'exp'.*from f32\[3\] to f64\[3\]"):
         PatternPass("bad", Patterns([("exp", to_f64)])).run(g, checker.context)
+
+
+def test_ops_with_the_identity_trait_are_removed():
+    import numpy as np
+
+    from mskernel.ir import GraphBuilder, tensor_type
+    from mskernel.ops import OpDef, OpRegistry, registry
+    from mskernel.passes import PassContext
+    from mskernel.passes.simplify import SIMPLIFY
+
+    reg = OpRegistry()
+    for op in registry():
+        reg.define(op)
+    reg.define(OpDef("marker", ("x",), lambda x: x, lambda x: np.array(x, copy=True),
+                     traits=frozenset({"identity"})))
+    b = GraphBuilder("g", reg)
+    x = b.input(tensor_type("f32", (2,)))
+    graph = b.build([b.op("exp", b.op("marker", x))])
+    result = SIMPLIFY.run(graph, PassContext(registry=reg))
+    assert [n.op for n in result.graph.nodes] == ["exp"]
+    assert result.graph.nodes[0].inputs[0] is x
