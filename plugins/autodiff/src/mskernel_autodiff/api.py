@@ -1,0 +1,469 @@
+"""The user API of mskernel-autodiff, exposed as ``mskernel.<name>`` and ``mskernel.autodiff``.
+
+JAX's function transformations with JAX's signatures — ``grad``, ``value_and_grad``, ``vjp``,
+``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``stop_gradient``, ``custom_vjp``,
+``custom_jvp`` — plus MindSpore's conveniences: ``weights=`` (gradients with respect to
+tensors the function uses, such as layer parameters, tracked by identity), a sensitivity
+argument (``sens_param=True``: the caller passes the output's cotangent as the last positional
+argument, so the output need not be a scalar) and ``GradOperation``.
+
+Every transformation works eagerly — Python control flow on concrete values just works, only
+the ops that ran are differentiated — and inside ``@jit`` or a control-flow function, where
+the derivative is computed on the traced program (``cond``/``while_loop`` become ``If``/
+``While`` nodes with region rules) and the backward ops land in the same graph as the
+forward ones.  Transformations compose: ``grad(grad(f))``, ``jvp`` of ``grad`` (Hessian-vector
+products), ``jacfwd(jacrev(f))``.  Gradients are new tensors; nothing is updated in place.
+
+Arguments may be tensors, Python numbers (made float32 tensors) or nested tuples/lists/dicts
+of them; gradients come back in the same structure.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+from mskernel.errors import MskernelError
+from mskernel.frontend.dispatch import apply
+from mskernel.frontend.functional import asarray
+from mskernel.frontend.pytree import TreeDef, flatten, unflatten
+from mskernel.frontend.tensor import Tensor
+from mskernel.frontend.trace import active_trace
+
+from .custom import custom_jvp, custom_vjp
+from .forward import ForwardMode
+from .lookup import MissingRuleError
+from .ops import STOP_GRADIENT
+from .rules._ops import constant, ones_like, reshape, stack, zeros
+from .tape import Gradients, Tape
+from .transform import active_transforms, alias, differentiable
+
+__all__ = [
+    "GradOperation", "GradientError", "MissingRuleError", "custom_jvp", "custom_vjp", "grad",
+    "hessian", "jacfwd", "jacrev", "jvp", "stop_gradient", "value_and_grad", "vjp",
+]
+
+ArgNums = Union[int, Sequence[int], None]
+
+
+class GradientError(MskernelError, TypeError):
+    """A transformation was asked for a derivative it cannot give (non-scalar or integer
+    output, integer input, mismatched cotangent or tangent)."""
+
+
+def _is_tensor(x: Any) -> bool:
+    return isinstance(x, Tensor)
+
+
+# -- arguments --------------------------------------------------------------------------------
+
+
+class _Target:
+    """One differentiated positional argument: its leaves (aliases of the caller's tensors,
+    or the caller's non-differentiable leaves) and its structure."""
+
+    def __init__(self, leaves: list[Tensor], tree: TreeDef) -> None:
+        self.leaves = leaves
+        self.tree = tree
+
+    def rebuild(self, values: Sequence[Any]) -> Any:
+        return unflatten(self.tree, list(values))
+
+
+def _positions(argnums: ArgNums, count: int, who: str) -> tuple[int, ...]:
+    nums = () if argnums is None else (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for i in nums:
+        if not isinstance(i, int) or not -count <= i < count:
+            raise GradientError(f"{who}: argnums {argnums!r} does not name a positional argument "
+                                f"(the function got {count})")
+    positions = tuple(i % count for i in nums)
+    if len(set(positions)) != len(positions):
+        raise GradientError(f"{who}: argnums {argnums!r} names an argument twice")
+    return positions
+
+
+def _leaf_tensor(leaf: Any, who: str, where: str) -> Tensor:
+    if isinstance(leaf, Tensor):
+        return leaf
+    try:
+        return asarray(leaf)
+    except (TypeError, ValueError):
+        raise GradientError(f"{who}: {where} is a {type(leaf).__name__}, not a tensor or a "
+                            "number") from None
+
+
+def _targets(args: Sequence[Any], positions: Sequence[int], who: str,
+             integers: bool) -> tuple[list[Any], list[_Target]]:
+    """The arguments with the leaves of ``positions`` replaced by fresh aliases, and one
+    :class:`_Target` per position.  Integer leaves raise unless ``integers`` allows them
+    (they are then passed unchanged and get no derivative)."""
+    new_args, targets = list(args), []
+    for i in positions:
+        raw, tree = flatten(args[i], _is_tensor)
+        leaves = []
+        for leaf in raw:
+            x = _leaf_tensor(leaf, who, f"argument {i}")
+            if differentiable(x):
+                x = alias(x)
+            elif not integers:
+                raise GradientError(
+                    f"{who}: argument {i} is a {x.type} tensor; gradients are taken only with "
+                    "respect to floating-point or complex tensors — cast it (x.astype("
+                    "mskernel.float32)) or leave it out of argnums")
+            leaves.append(x)
+        new_args[i] = unflatten(tree, leaves)
+        targets.append(_Target(leaves, tree))
+    return new_args, targets
+
+
+def _split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
+    if not has_aux:
+        return result, None
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
+        raise GradientError(f"{who}: with has_aux=True the function must return a pair "
+                            f"(output, aux), got a {type(result).__name__}")
+    return result[0], result[1]
+
+
+def _output_leaves(out: Any, who: str) -> tuple[list[Tensor], TreeDef]:
+    leaves, tree = flatten(out, _is_tensor)
+    if not leaves or not all(isinstance(leaf, Tensor) for leaf in leaves):
+        raise GradientError(f"{who}: the function must return a tensor or a tuple/list/dict of "
+                            f"tensors, got {type(out).__name__}")
+    return leaves, tree
+
+
+def _conform(value: Any, like: Tensor, what: str) -> Tensor:
+    """``value`` as a tensor of ``like``'s type (numbers and arrays are converted; a tensor
+    must already have the type)."""
+    t = value if isinstance(value, Tensor) else asarray(value, like.dtype)
+    if t.type != like.type:
+        raise GradientError(f"{what} has type {t.type}, but it must have its primal's type "
+                            f"{like.type}")
+    return t
+
+
+def _leaves_like(value: Any, leaves: Sequence[Tensor], tree: TreeDef, what: str) -> list[Tensor]:
+    got, got_tree = flatten(value, _is_tensor)
+    if got_tree != tree:
+        raise GradientError(f"{what} has structure {got_tree}, but it must match {tree}")
+    return [_conform(v, x, f"{what} leaf {k}") for k, (v, x) in enumerate(zip(got, leaves))]
+
+
+# -- reverse mode -----------------------------------------------------------------------------
+
+
+def _weight_leaves(weights: Any, who: str) -> tuple[list[Tensor], TreeDef]:
+    leaves, tree = flatten(weights, _is_tensor)
+    for k, w in enumerate(leaves):
+        if not differentiable(w):
+            kind = w.type if isinstance(w, Tensor) else type(w).__name__
+            raise GradientError(f"{who}: weights entry {k} is a {kind}; weights must be "
+                                "floating-point or complex tensors")
+    return leaves, tree
+
+
+def _scalar_seed(out: Any, who: str) -> list[tuple[Tensor, Tensor]]:
+    if not isinstance(out, Tensor):
+        raise GradientError(f"{who}: the function must return a scalar tensor, got "
+                            f"{type(out).__name__}")
+    if out.shape != () or not out.dtype.is_floating:
+        raise GradientError(
+            f"{who}: the function must return a real floating-point scalar (shape ()), got a "
+            f"{out.type} tensor; use vjp or jacrev for other outputs, or sens_param=True to "
+            "pass the output's cotangent")
+    return [(out, ones_like(out))]
+
+
+def _reverse(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
+             argnums: ArgNums, has_aux: bool, weights: Any, sens_param: bool,
+             who: str) -> tuple[Any, Any, Any]:
+    """Run ``fn`` on a tape and differentiate it: (output, aux, gradients)."""
+    if argnums is None and weights is None:
+        raise GradientError(f"{who}: argnums=None needs weights= (there is nothing to "
+                            "differentiate with respect to)")
+    sens: Any = None
+    if sens_param:
+        if not args:
+            raise GradientError(f"{who}: sens_param=True takes the output's cotangent as the "
+                                "last positional argument")
+        args, sens = args[:-1], args[-1]
+    positions = _positions(argnums, len(args), who)
+    new_args, targets = _targets(args, positions, who, integers=False)
+    weight_leaves, weight_tree = _weight_leaves(weights, who)
+    tape = Tape()
+    with tape.active():
+        for target in targets:
+            for x in target.leaves:
+                tape.watch(x)
+        for w in weight_leaves:
+            tape.watch(w)
+        result = fn(*new_args, **kwargs)
+    out, aux = _split_aux(result, has_aux, who)
+    if sens_param:
+        leaves, tree = _output_leaves(out, who)
+        seeds = list(zip(leaves, _leaves_like(sens, leaves, tree, f"{who}: sens")))
+    else:
+        seeds = _scalar_seed(out, who)
+    grads = tape.backward(seeds)
+    return out, aux, _assemble(grads, argnums, targets, weights, weight_leaves, weight_tree)
+
+
+def _assemble(grads: Gradients, argnums: ArgNums, targets: list[_Target], weights: Any,
+              weight_leaves: list[Tensor], weight_tree: TreeDef) -> Any:
+    by_arg = [t.rebuild([grads.dense(x) for x in t.leaves]) for t in targets]
+    arg_part = by_arg[0] if isinstance(argnums, int) else tuple(by_arg)
+    if weights is None:
+        return arg_part
+    weight_part = unflatten(weight_tree, [grads.dense(w) for w in weight_leaves])
+    return weight_part if argnums is None else (arg_part, weight_part)
+
+
+def value_and_grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool = False,
+                   weights: Any = None, sens_param: bool = False) -> Callable[..., Any]:
+    """A function returning ``(fn(*args), gradient)`` — ``((out, aux), gradient)`` with
+    ``has_aux``.
+
+    ``argnums`` (int or tuple of ints) picks the positional arguments to differentiate; the
+    gradient has the structure of that argument, or is a tuple for a tuple of argnums.
+    ``weights`` (a tensor or a tuple/list/dict of tensors ``fn`` uses, e.g. parameters) adds
+    their gradients: the result is ``(argument gradients, weight gradients)``, or just the
+    weight gradients with ``argnums=None`` (MindSpore's ``grad_position=None``).  ``fn`` must
+    return a real floating-point scalar, unless ``sens_param=True``: the caller then passes the
+    output's cotangent (same structure and types as the output) as the last positional
+    argument.  Integer arguments cannot be differentiated (a ``GradientError`` says so).
+    """
+
+    def value_and_gradient(*args: Any, **kwargs: Any) -> Any:
+        out, aux, grads = _reverse(fn, args, kwargs, argnums, has_aux, weights, sens_param,
+                                   "value_and_grad")
+        return ((out, aux) if has_aux else out), grads
+
+    return value_and_gradient
+
+
+def grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool = False,
+         weights: Any = None, sens_param: bool = False) -> Callable[..., Any]:
+    """A function returning the gradient of ``fn`` (``(gradient, aux)`` with ``has_aux``);
+    the options are those of :func:`value_and_grad`.
+
+    >>> grad(lambda x: mskernel.ops.sum(x * x))(mskernel.Tensor([1.0, 2.0]))
+    Tensor([2., 4.], dtype=float32)
+    """
+
+    def gradient(*args: Any, **kwargs: Any) -> Any:
+        _, aux, grads = _reverse(fn, args, kwargs, argnums, has_aux, weights, sens_param, "grad")
+        return (grads, aux) if has_aux else grads
+
+    return gradient
+
+
+def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """``(fn(*primals), vjp_fn)`` — plus ``aux`` with ``has_aux``.  ``vjp_fn(cotangent)``
+    takes a cotangent shaped like the output and returns a tuple with one cotangent per
+    primal, shaped like it (``None`` for integer leaves); it may be called several times."""
+    new_args, targets = _targets(primals, range(len(primals)), "vjp", integers=True)
+    tape = Tape()
+    with tape.active():
+        for target in targets:
+            for x in target.leaves:
+                if differentiable(x):
+                    tape.watch(x)
+        result = fn(*new_args)
+    out, aux = _split_aux(result, has_aux, "vjp")
+    out_leaves, out_tree = _output_leaves(out, "vjp")
+
+    def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
+        cts = _leaves_like(cotangent, out_leaves, out_tree, "vjp_fn: the cotangent")
+        grads = tape.backward(zip(out_leaves, cts))
+        return tuple(t.rebuild([grads.dense(x) if differentiable(x) else None for x in t.leaves])
+                     for t in targets)
+
+    return (out, vjp_fn, aux) if has_aux else (out, vjp_fn)
+
+
+# -- forward mode -----------------------------------------------------------------------------
+
+
+def _forward(fn: Callable[..., Any], new_args: Sequence[Any], kwargs: dict[str, Any],
+             seeds: Sequence[tuple[Tensor, Tensor]]) -> tuple[Any, ForwardMode]:
+    forward = ForwardMode()
+    with forward.active():
+        for x, tangent in seeds:
+            forward.seed(x, tangent)
+        result = fn(*new_args, **kwargs)
+    return result, forward
+
+
+def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
+    """``(fn(*primals), tangent_out)`` — plus ``aux`` with ``has_aux``: the directional
+    derivative of ``fn`` at ``primals`` along ``tangents`` (a sequence shaped like
+    ``primals``; tangents of integer leaves are ignored)."""
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)) \
+            or len(primals) != len(tangents):
+        raise GradientError("jvp: primals and tangents must be tuples or lists of the same length")
+    new_args, targets = _targets(primals, range(len(primals)), "jvp", integers=True)
+    seeds = []
+    for i, (target, tangent) in enumerate(zip(targets, tangents)):
+        values = _leaves_like(tangent, target.leaves, target.tree, f"jvp: tangent {i}")
+        seeds += [(x, t) for x, t in zip(target.leaves, values) if differentiable(x)]
+    result, forward = _forward(fn, new_args, {}, seeds)
+    out, aux = _split_aux(result, has_aux, "jvp")
+    out_leaves, out_tree = _output_leaves(out, "jvp")
+    tangent_out = unflatten(out_tree, [forward.dense(o) for o in out_leaves])
+    return (out, tangent_out, aux) if has_aux else (out, tangent_out)
+
+
+# -- Jacobians --------------------------------------------------------------------------------
+
+
+def _basis(t: Tensor) -> list[Tensor]:
+    """The one-hot tensors of ``t``'s type, one per element."""
+    eye = np.eye(t.size, dtype=t.dtype.storage)
+    return [constant(row.reshape(t.shape), t.dtype) for row in eye]
+
+
+def _jacobian_block(rows: list[Tensor], out: Tensor, x: Tensor, rows_index_out: bool) -> Tensor:
+    """Stack derivatives into the ``out.shape + x.shape`` block: ``rows`` are gradients of
+    one output element each (reverse mode) or tangents along one input element each."""
+    shape = (*out.shape, *x.shape)
+    if not rows:  # a size-0 block, of the dtype its rows would have had
+        return zeros(shape, x.dtype if rows_index_out else out.dtype)
+    axis = 0 if rows_index_out else out.ndim
+    return reshape(stack(*rows, axis=axis), shape=shape)
+
+
+def _by_output(argnums: ArgNums, out_tree: TreeDef, blocks: list[list[Any]]) -> Any:
+    """``blocks[k][a]`` (output leaf k, differentiated argument a) in the output's structure,
+    each holding the argument's structure (a tuple of them for a tuple of argnums)."""
+    per_output = [b[0] if isinstance(argnums, int) else tuple(b) for b in blocks]
+    return unflatten(out_tree, per_output)
+
+
+def jacrev(fn: Callable[..., Any], argnums: ArgNums = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fn`` by reverse mode (one backward pass per output element): for an
+    output of shape ``O`` and an argument of shape ``I``, a block of shape ``O + I``."""
+
+    def jacobian(*args: Any, **kwargs: Any) -> Any:
+        positions = _positions(argnums, len(args), "jacrev")
+        new_args, targets = _targets(args, positions, "jacrev", integers=False)
+        tape = Tape()
+        with tape.active():
+            for target in targets:
+                for x in target.leaves:
+                    tape.watch(x)
+            result = fn(*new_args, **kwargs)
+        out, aux = _split_aux(result, has_aux, "jacrev")
+        out_leaves, out_tree = _output_leaves(out, "jacrev")
+        blocks = []
+        for o in out_leaves:
+            passes = [tape.backward([(o, e)]) for e in _basis(o)]
+            blocks.append([t.rebuild([_jacobian_block([g.dense(x) for g in passes], o, x, True)
+                                      for x in t.leaves]) for t in targets])
+        jac = _by_output(argnums, out_tree, blocks)
+        return (jac, aux) if has_aux else jac
+
+    return jacobian
+
+
+def jacfwd(fn: Callable[..., Any], argnums: ArgNums = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fn`` by forward mode (one forward pass per input element); same
+    layout as :func:`jacrev`."""
+
+    def jacobian(*args: Any, **kwargs: Any) -> Any:
+        positions = _positions(argnums, len(args), "jacfwd")
+        new_args, targets = _targets(args, positions, "jacfwd", integers=False)
+        inputs = [x for t in targets for x in t.leaves]
+        columns: list[list[list[Tensor]]] = [[] for _ in inputs]  # input → pass → outputs
+        result = None
+        for k, x in enumerate(inputs):
+            for e in _basis(x):
+                result, forward = _forward(fn, new_args, kwargs, [(x, e)])
+                out, _ = _split_aux(result, has_aux, "jacfwd")
+                columns[k].append([forward.dense(o) for o in _output_leaves(out, "jacfwd")[0]])
+        if result is None:  # no input element: the outputs still give the blocks' shapes
+            result = fn(*new_args, **kwargs)
+        out, aux = _split_aux(result, has_aux, "jacfwd")
+        out_leaves, out_tree = _output_leaves(out, "jacfwd")
+        blocks = []
+        for j, o in enumerate(out_leaves):
+            flat = [_jacobian_block([c[j] for c in columns[k]], o, x, False)
+                    for k, x in enumerate(inputs)]
+            blocks.append(_split_by_target(flat, targets))
+        jac = _by_output(argnums, out_tree, blocks)
+        return (jac, aux) if has_aux else jac
+
+    return jacobian
+
+
+def _split_by_target(flat: list[Tensor], targets: list[_Target]) -> list[Any]:
+    out, start = [], 0
+    for t in targets:
+        out.append(t.rebuild(flat[start:start + len(t.leaves)]))
+        start += len(t.leaves)
+    return out
+
+
+def hessian(fn: Callable[..., Any], argnums: ArgNums = 0,
+            has_aux: bool = False) -> Callable[..., Any]:
+    """The Hessian of a scalar ``fn``: ``jacfwd(jacrev(fn))`` (forward over reverse), of
+    shape ``I + I`` for an argument of shape ``I``."""
+    return jacfwd(jacrev(fn, argnums, has_aux), argnums, has_aux)
+
+
+# -- stopping and MindSpore's GradOperation ---------------------------------------------------
+
+
+def stop_gradient(x: Any) -> Any:
+    """``x`` (a tensor or a tuple/list/dict of them), through which no derivative flows:
+    every active transformation treats the result as a constant."""
+    leaves, tree = flatten(x, _is_tensor)
+    return unflatten(tree, [_stopped(asarray(leaf)) for leaf in leaves])
+
+
+def _stopped(t: Tensor) -> Tensor:
+    if active_trace() is not None:  # the graph keeps the stop for later region rules
+        return apply(STOP_GRADIENT, t)  # type: ignore[return-value]
+    transforms = active_transforms()
+    if not any(transform.tracks(t) for transform in transforms):
+        return t
+    with ExitStack() as stack:  # a copy none of the active transforms records
+        for transform in transforms:
+            stack.enter_context(transform.paused())
+        return alias(t)
+
+
+class GradOperation:
+    """MindSpore's ``GradOperation``: ``GradOperation(get_all, get_by_list, sens_param)(fn,
+    weights)`` is the gradient function of ``fn``.
+
+    - ``get_all=False``: the gradient of the first input; ``True``: a tuple, one per input;
+    - ``get_by_list=True``: the gradients of ``weights`` (also with ``get_all``: a pair
+      ``(input gradients, weight gradients)``);
+    - ``sens_param=True``: the last positional argument is the output's cotangent.
+    """
+
+    def __init__(self, get_all: bool = False, get_by_list: bool = False,
+                 sens_param: bool = False) -> None:
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def __call__(self, fn: Callable[..., Any], weights: Any = None) -> Callable[..., Any]:
+        if self.get_by_list and weights is None:
+            raise GradientError("GradOperation(get_by_list=True) needs the weights: "
+                                "grad_op(fn, weights)")
+
+        def gradient(*args: Any) -> Any:
+            count = len(args) - (1 if self.sens_param else 0)
+            argnums: ArgNums = tuple(range(count)) if self.get_all else 0
+            if self.get_by_list and not self.get_all:
+                argnums = None
+            return grad(fn, argnums, weights=weights if self.get_by_list else None,
+                        sens_param=self.sens_param)(*args)
+
+        return gradient

@@ -1,0 +1,360 @@
+"""The public API: gradients against PyTorch in both modes, every option of grad and
+value_and_grad (argnums, has_aux, weights, sens_param), vjp/jvp, Jacobians and Hessians,
+stop_gradient, GradOperation, the namespaces, and the error messages."""
+
+import numpy as np
+import pytest
+import torch
+
+import mskernel
+import mskernel.hooks.host as host_module
+from mskernel import ops
+from mskernel.frontend.device import get_device, set_device
+from mskernel.frontend.jit import jit
+from mskernel.frontend.parameter import Parameter
+from mskernel.hooks import plugin_host, reset_host
+from mskernel.testing import assert_close
+from mskernel_autodiff import api
+from mskernel_autodiff.api import GradientError
+
+MODES = {"eager": lambda fn: fn, "jit": jit}
+F64 = mskernel.float64
+
+
+@pytest.fixture(params=sorted(MODES))
+def mode(request):
+    """Run a function eagerly, or as one compiled graph under @jit."""
+    return MODES[request.param]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(7)
+
+
+def tensor(a):
+    return mskernel.Tensor(np.asarray(a, np.float64))
+
+
+def torch_grads(fn, *arrays):
+    leaves = [torch.tensor(a, dtype=torch.float64, requires_grad=True) for a in arrays]
+    fn(*leaves).backward()
+    return [leaf.grad.numpy() for leaf in leaves]
+
+
+# -- plugin surface ---------------------------------------------------------------------------
+
+
+def test_namespaces_expose_the_api():
+    for name in ("grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+                 "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation"):
+        assert getattr(mskernel, name) is getattr(api, name), name
+    assert mskernel.autodiff is api
+    (record,) = [r for r in plugin_host().plugin_records() if r.name == "autodiff"]
+    assert record.status == "ok", record.reason
+    assert record.distribution == "mskernel-autodiff"
+
+
+def test_without_the_plugin_the_error_says_what_to_install(monkeypatch):
+    device = get_device()
+    monkeypatch.setattr(host_module, "discover", lambda: [])
+    reset_host()
+    try:
+        with pytest.raises(AttributeError, match=r"pip install mskernel-autodiff"):
+            mskernel.grad  # noqa: B018
+    finally:
+        monkeypatch.undo()
+        reset_host()
+        set_device(device)
+
+
+# -- gradients --------------------------------------------------------------------------------
+
+
+def test_grad_matches_torch_with_broadcasting(mode, rng):
+    x, w, b = rng.standard_normal((4, 3)), rng.standard_normal((3, 2)), rng.standard_normal(2)
+
+    def loss(x, w, b):
+        return ops.sum(ops.tanh(x @ w + b) * ops.exp(-0.1 * ops.sum(x)))
+
+    grads = mode(mskernel.grad(loss, argnums=(0, 1, 2)))(tensor(x), tensor(w), tensor(b))
+    expected = torch_grads(
+        lambda x, w, b: (torch.tanh(x @ w + b) * torch.exp(-0.1 * x.sum())).sum(), x, w, b)
+    for got, want, arr in zip(grads, expected, (x, w, b)):
+        assert got.shape == arr.shape
+        assert_close(got.numpy(), want, F64)
+
+
+def test_broadcast_operands_get_gradients_of_their_own_shape(mode):
+    a, b, c = tensor(np.arange(3.0).reshape(3, 1)), tensor([1.0, 2.0, 4.0, 8.0]), tensor(0.5)
+    ga, gb, gc = mode(mskernel.grad(lambda a, b, c: ops.sum(a * b + c), argnums=(0, 1, 2)))(
+        a, b, c)
+    assert_close(ga.numpy(), np.full((3, 1), 15.0), F64)
+    assert_close(gb.numpy(), np.full(4, 3.0), F64)
+    assert_close(gc.numpy(), np.array(12.0), F64)
+
+
+def test_float32_gradients_stay_float32():
+    x = mskernel.Tensor(np.array([0.5, -1.0], np.float32))
+    g = mskernel.grad(lambda x: ops.sum(ops.sin(x) * x))(x)
+    assert g.dtype is mskernel.float32
+    assert_close(g.numpy(), np.sin(x.numpy()) + x.numpy() * np.cos(x.numpy()), mskernel.float32)
+
+
+def test_argnums_tuples_and_nested_arguments():
+    params = {"w": tensor([[1.0, 2.0], [3.0, 4.0]]), "b": tensor([0.5, -0.5])}
+    x, scale = tensor([1.0, -1.0]), tensor(2.0)
+
+    def loss(params, x, scale):
+        return ops.sum((params["w"] @ x + params["b"]) * scale)
+
+    g_params, g_scale = mskernel.grad(loss, argnums=(0, 2))(params, x, scale)
+    assert sorted(g_params) == ["b", "w"]
+    assert_close(g_params["w"].numpy(), 2.0 * np.array([[1.0, -1.0], [1.0, -1.0]]), F64)
+    assert_close(g_params["b"].numpy(), np.array([2.0, 2.0]), F64)
+    assert_close(g_scale.numpy(), np.array(-2.0), F64)
+    g_x = mskernel.grad(loss, argnums=-2)(params, x, scale)
+    assert_close(g_x.numpy(), 2.0 * np.array([4.0, 6.0]), F64)
+
+
+def test_python_numbers_are_differentiable_arguments():
+    assert_close(mskernel.grad(lambda x: x * x * x)(2.0).numpy(), np.float32(12.0),
+                 mskernel.float32)
+
+
+def test_has_aux(mode):
+    def loss(x):
+        y = ops.sin(x)
+        return ops.sum(y * y), y
+
+    x = tensor([0.3, 1.1])
+    g, aux = mode(mskernel.grad(loss, has_aux=True))(x)
+    (value, aux2), g2 = mode(mskernel.value_and_grad(loss, has_aux=True))(x)
+    expected = 2 * np.sin(x.numpy()) * np.cos(x.numpy())
+    for got in (g, g2):
+        assert_close(got.numpy(), expected, F64)
+    for a in (aux, aux2):
+        assert_close(a.numpy(), np.sin(x.numpy()), F64)
+    assert_close(value.numpy(), np.sum(np.sin(x.numpy()) ** 2), F64)
+
+
+def test_weights_are_tracked_by_identity(mode):
+    w = Parameter(np.array([[1.0, -2.0], [0.5, 3.0]]), name="w")
+    b = Parameter(np.array([0.1, 0.2]), name="b")
+
+    def loss(x):
+        return ops.sum(ops.tanh(x @ w + b))
+
+    x = tensor([0.7, -0.4])
+    g_weights = mode(mskernel.grad(loss, argnums=None, weights=[w, b]))(x)
+    g_x, (g_w, g_b) = mode(mskernel.grad(loss, weights=(w, b)))(x)
+    by_name = mode(mskernel.grad(loss, argnums=None, weights={"w": w, "b": b}))(x)
+    expected = torch_grads(lambda x, w, b: torch.tanh(x @ w + b).sum(),
+                           x.numpy(), w.numpy(), b.numpy())
+    assert isinstance(g_weights, list)
+    for got in (g_weights[0], g_w, by_name["w"]):
+        assert_close(got.numpy(), expected[1], F64)
+    for got in (g_weights[1], g_b, by_name["b"]):
+        assert_close(got.numpy(), expected[2], F64)
+    assert_close(g_x.numpy(), expected[0], F64)
+
+
+def test_training_step_assigning_parameters(mode, rng):
+    w = Parameter(rng.standard_normal(3), name="w")
+    x, y = tensor(rng.standard_normal((8, 3))), tensor(rng.standard_normal(8))
+
+    def loss():
+        return ops.mean((x @ w - y) ** 2)
+
+    def step():
+        value, (g,) = mskernel.value_and_grad(loss, argnums=None, weights=[w])()
+        w.assign_value(w - 0.1 * g)
+        return value
+
+    run = mode(step)
+    before = w.numpy()
+    losses = [float(run()) for _ in range(4)]
+    expected = before - 0.1 * 2 * x.numpy().T @ (x.numpy() @ before - y.numpy()) / 8
+    assert all(b < a for a, b in zip(losses, losses[1:]))
+    assert losses[0] == pytest.approx(np.mean((x.numpy() @ before - y.numpy()) ** 2))
+    run_once = mode(step)
+    w.assign_value(tensor(before))
+    run_once()
+    assert_close(w.numpy(), expected, F64)
+
+
+def test_unused_inputs_get_zero_gradients(mode):
+    g = mode(mskernel.grad(lambda x, y: ops.sum(y * 2.0), argnums=(0, 1)))(
+        tensor([1.0, 2.0]), tensor([3.0]))
+    assert_close(g[0].numpy(), np.zeros(2), F64)
+    assert_close(g[1].numpy(), np.array([2.0]), F64)
+
+
+def test_sens_param_passes_the_output_cotangent(mode, rng):
+    x, sens = rng.standard_normal(3), rng.standard_normal((2, 3))
+
+    def f(x):
+        return ops.stack([ops.sin(x), x * x])
+
+    g = mode(mskernel.grad(f, sens_param=True))(tensor(x), tensor(sens))
+    assert_close(g.numpy(), sens[0] * np.cos(x) + sens[1] * 2 * x, F64)
+
+
+def test_python_control_flow_on_concrete_values():
+    def f(x):
+        total = ops.sum(x * 0.0)
+        while float(ops.sum(x)) < 10.0:  # runs while the concrete value says so
+            x = x * 2.0
+            total = total + ops.sum(ops.sin(x))
+        if float(total) > 0:
+            return total * total
+        return -total
+
+    x = tensor([0.6, 0.9])  # doubled 3 times: sums 3, 6, 12
+    g = mskernel.grad(f)(x)
+    xs = [x.numpy() * 2 ** k for k in (1, 2, 3)]
+    total = sum(np.sum(np.sin(v)) for v in xs)
+    d_total = sum(2 ** k * np.cos(v) for k, v in zip((1, 2, 3), xs))
+    expected = (2 * total if total > 0 else -1.0) * d_total
+    assert_close(g.numpy(), expected, F64)
+
+
+def test_parameter_updates_make_new_tensors(mode, rng):
+    w0, x, y = rng.standard_normal(3), rng.standard_normal((8, 3)), rng.standard_normal(8)
+
+    def step(w, x, y):
+        loss, g = mskernel.value_and_grad(lambda w: ops.mean((x @ w - y) ** 2))(w)
+        return loss, w - 0.1 * g
+
+    w = first = tensor(w0)
+    losses = []
+    for _ in range(5):
+        loss, w = mode(step)(w, tensor(x), tensor(y))
+        losses.append(float(loss))
+    assert_close(first.numpy(), w0, F64)  # the starting point was not touched
+    assert all(b < a for a, b in zip(losses, losses[1:]))
+
+
+# -- vjp, jvp, Jacobians, Hessians ------------------------------------------------------------
+
+
+def test_vjp_may_be_called_again_and_leaves_integers_alone():
+    x, n = tensor([0.2, 0.4]), mskernel.Tensor(np.array([2, 3]))
+    out, pullback = mskernel.vjp(lambda x, n: ops.sin(x) * ops.astype(n, F64), x, n)
+    for ct in ([1.0, 0.0], [2.0, -1.0]):
+        g_x, g_n = pullback(tensor(ct))
+        assert g_n is None
+        assert_close(g_x.numpy(), np.array(ct) * np.cos(x.numpy()) * [2, 3], F64)
+    _, pullback, aux = mskernel.vjp(lambda x: (x * 3.0, x), x, has_aux=True)
+    assert_close(pullback(tensor([1.0, 1.0]))[0].numpy(), np.full(2, 3.0), F64)
+    assert aux is not None
+
+
+def test_jvp_matches_torch(mode, rng):
+    x, v = rng.standard_normal(4), rng.standard_normal(4)
+
+    def f(x):
+        return ops.exp(ops.sin(x)) * ops.sum(x * x)
+
+    out, tangent = mode(lambda x, v: mskernel.jvp(f, (x,), (v,)))(tensor(x), tensor(v))
+    want_out, want_tangent = torch.autograd.functional.jvp(
+        lambda x: torch.exp(torch.sin(x)) * (x * x).sum(), torch.tensor(x), torch.tensor(v))
+    assert_close(out.numpy(), want_out.numpy(), F64)
+    assert_close(tangent.numpy(), want_tangent.numpy(), F64)
+
+
+@pytest.mark.parametrize("jacobian", ["jacrev", "jacfwd"])
+def test_jacobians_match_torch(jacobian, rng):
+    x, y = rng.standard_normal(3), rng.standard_normal((2, 3))
+
+    def f(x, y):
+        return ops.tanh(y @ x), ops.sum(y * x, axis=0)
+
+    jac = getattr(mskernel, jacobian)(f, argnums=(0, 1))(tensor(x), tensor(y))
+    expected = torch.autograd.functional.jacobian(
+        lambda x, y: (torch.tanh(y @ x), (y * x).sum(0)), (torch.tensor(x), torch.tensor(y)))
+    for k in range(2):
+        for a in range(2):
+            assert jac[k][a].shape == tuple(expected[k][a].shape)
+            assert_close(jac[k][a].numpy(), expected[k][a].numpy(), F64)
+
+
+def test_hessian_matches_torch(mode, rng):
+    x = rng.standard_normal(3)
+    h = mode(mskernel.hessian(lambda x: ops.sum(ops.exp(x) * ops.sin(x[::-1]))))(tensor(x))
+    expected = torch.autograd.functional.hessian(
+        lambda x: (torch.exp(x) * torch.sin(x.flip(0))).sum(), torch.tensor(x))
+    assert_close(h.numpy(), expected.numpy(), F64)
+
+
+# -- stop_gradient and GradOperation ----------------------------------------------------------
+
+
+def test_stop_gradient_in_both_modes(mode):
+    x = tensor([0.5, -2.0])
+    g = mode(mskernel.grad(lambda x: ops.sum(mskernel.stop_gradient(x) * x)))(x)
+    assert_close(g.numpy(), x.numpy(), F64)
+    _, tangent = mode(lambda x: mskernel.jvp(lambda x: mskernel.stop_gradient(x) * x,
+                                             (x,), (ops.ones_like(x),)))(x)
+    assert_close(tangent.numpy(), x.numpy(), F64)
+    assert mskernel.stop_gradient(x) is x  # outside any transformation there is nothing to stop
+
+
+def test_grad_operation():
+    w = Parameter(np.array([2.0, 3.0]), name="w")
+
+    def net(x, y):
+        return ops.sum(x * w * y)
+
+    x, y = tensor([1.0, -1.0]), tensor([4.0, 5.0])
+    first = mskernel.GradOperation()(net)(x, y)
+    every = mskernel.GradOperation(get_all=True)(net)(x, y)
+    by_list = mskernel.GradOperation(get_by_list=True)(net, [w])(x, y)
+    both = mskernel.GradOperation(get_all=True, get_by_list=True)(net, [w])(x, y)
+    sens = mskernel.GradOperation(sens_param=True)(net)(x, y, tensor(3.0))
+    assert_close(first.numpy(), [8.0, 15.0], F64)
+    assert_close(every[1].numpy(), [2.0, -3.0], F64)
+    assert_close(by_list[0].numpy(), [4.0, -5.0], F64)
+    assert_close(both[0][0].numpy(), [8.0, 15.0], F64)
+    assert_close(both[1][0].numpy(), [4.0, -5.0], F64)
+    assert_close(sens.numpy(), [24.0, 45.0], F64)
+
+
+# -- errors -----------------------------------------------------------------------------------
+
+
+def test_grad_needs_a_real_scalar_output():
+    with pytest.raises(GradientError, match=r"real floating-point scalar.*f64\[2\].*sens_param"):
+        mskernel.grad(lambda x: x * 2.0)(tensor([1.0, 2.0]))
+    with pytest.raises(GradientError, match=r"real floating-point scalar.*i64\[\]"):
+        mskernel.grad(lambda x: ops.argmax(x))(tensor([1.0, 2.0]))
+
+
+def test_grad_refuses_integer_inputs_like_jax():
+    with pytest.raises(GradientError, match=r"argument 1 is a i64\[2\] tensor.*floating-point"
+                                            r".*leave it out of argnums"):
+        mskernel.grad(lambda x, n: ops.sum(x), argnums=(0, 1))(tensor([1.0, 2.0]),
+                                                              mskernel.Tensor([1, 2]))
+    with pytest.raises(GradientError, match=r"weights entry 0 is a i64\[1\]"):
+        mskernel.grad(lambda x: ops.sum(x), weights=[mskernel.Tensor([1])])(tensor([1.0]))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: mskernel.grad(lambda x: ops.sum(x), argnums=3)(tensor([1.0])),
+     r"argnums 3 does not name a positional argument \(the function got 1\)"),
+    (lambda: mskernel.grad(lambda x, y: ops.sum(x), argnums=(0, -2))(tensor(1.0), tensor(2.0)),
+     r"argnums \(0, -2\) names an argument twice"),
+    (lambda: mskernel.grad(lambda x: ops.sum(x), has_aux=True)(tensor([1.0])),
+     r"has_aux=True the function must return a pair"),
+    (lambda: mskernel.grad(lambda x: x, sens_param=True)(tensor([1.0]), tensor([1.0, 2.0])),
+     r"sens leaf 0 has type f64\[2\], but it must have its primal's type f64\[1\]"),
+    (lambda: mskernel.jvp(lambda x: x, (tensor([1.0]),), (mskernel.Tensor([1.0], "float32"),)),
+     r"tangent 0 leaf 0 has type f32\[1\], but it must have its primal's type f64\[1\]"),
+    (lambda: mskernel.vjp(lambda x: (x, x), tensor([1.0]))[1](tensor([1.0])),
+     r"cotangent has structure \*, but it must match \(\*, \*\)"),
+    (lambda: mskernel.grad(lambda x: ops.sum(x), argnums=None)(tensor([1.0])),
+     r"argnums=None needs weights="),
+])
+def test_misuse_gets_a_clear_error(call, message):
+    with pytest.raises(GradientError, match=message):
+        call()
