@@ -61,11 +61,23 @@ class CompiledGraph:
         self.graph = plan.graph
         self._backends = backends
         self._executables = executables
+        #: the backend and executable of a graph that is one segment (the common case): run
+        #: directly when every argument is already a device array of that backend
+        whole = len(plan.segments) == 1 and plan.segments[0].graph is plan.graph
+        self._sole = (backends[plan.segments[0].backend], executables[0]) if whole else None
 
     def explain(self) -> str:
         return self.plan.explain()
 
     def run(self, args: Sequence[Any]) -> list[Any]:
+        sole = self._sole
+        if sole is not None and len(args) == len(self.graph.inputs):
+            backend = sole[0]
+            for arg in args:
+                if arg.__class__ is not DeviceArray or arg.backend is not backend:
+                    break
+            else:
+                return sole[1].run(args)
         graph = self.graph
         if len(args) != len(graph.inputs):
             raise MskernelError(

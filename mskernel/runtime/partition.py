@@ -72,7 +72,7 @@ class PartitionPlan:
         return sum(t.nbytes for t in self.transfers)
 
     def explain(self) -> str:
-        from .explain import explain_plan
+        from .report import explain_plan
 
         return explain_plan(self)
 

@@ -3,32 +3,66 @@
 It is the oracle every other backend is tested against and the backend of last resort for
 nodes no other backend claims.  It registers through ``mskernel_register_backends`` like any
 plugin's backend, with the lowest priority.
+
+Compiling a graph generates one straight-line Python function for it (as torch.fx's code
+generation does): each node is a direct call of its op's reference function with its
+attributes bound, followed by a cheap check that the result has the inferred storage dtype
+and shape (anything else goes through the interpreter's coercion, which rounds bfloat16 and
+reports a reference that disagrees with its rule).  Nodes with regions or state (refs,
+tokens) and bfloat16 results run through the interpreter's :func:`run_node`.  The meaning
+is the interpreter's; only the per-node bookkeeping is gone, which is what a small graph's
+run time is made of.
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import functools
+import keyword
+import typing
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ..hooks.markers import hookimpl
-from ..ir.dtypes import as_storage
-from ..ir.graph import Graph
+from ..ir.dtypes import as_storage, bfloat16
+from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType
 from .backend import Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable
-from .interpreter import run_graph
+from .interpreter import _coerce, run_graph, run_node
 from .state import RefCell
 
 NAME = "reference"
 PRIORITY = -1000
+
+try:  # NumPy 2: the floating-point error state is a context variable; setting it is cheap
+    from numpy._core._ufunc_config import (  # type: ignore[attr-defined]
+        _extobj_contextvar, _make_extobj,
+    )
+
+    #: Enter "ignore all floating-point errors" and return a token; leave it with the token.
+    _quiet: Callable[[], Any] = functools.partial(_extobj_contextvar.set,
+                                                  _make_extobj(all="ignore"))
+    _loud: Callable[[Any], None] = _extobj_contextvar.reset
+except ImportError:  # older NumPy: the public context manager
+    def _quiet() -> Any:
+        state = np.errstate(all="ignore")
+        state.__enter__()
+        return state
+
+    def _loud(token: Any) -> None:
+        token.__exit__(None, None, None)
 
 
 class ReferenceExecutable(Executable):
     def __init__(self, backend: "ReferenceBackend", graph: Graph) -> None:
         super().__init__(graph)
         self.backend = backend
+        self._generated = (generate(graph, backend.registry, backend)
+                           if all(isinstance(v.type, TensorType) for v in graph.inputs) else None)
 
     def run(self, args: Sequence[Any]) -> list[Any]:
+        if self._generated is not None:  # device arrays of this backend (the contract)
+            return self._generated(args)
         host_cells: list[tuple[RefCell, RefCell]] = []
         host_args: list[Any] = []
         for arg in args:
@@ -47,6 +81,104 @@ class ReferenceExecutable(Executable):
             DeviceArray(self.backend, v.type, r) if isinstance(v.type, TensorType) else r
             for v, r in zip(self.graph.outputs, results)
         ]
+
+
+def generate(graph: Graph, registry: Any,
+             backend: Backend) -> Callable[[Sequence[DeviceArray]], list[DeviceArray]]:
+    """A function of the device arrays of ``graph``'s inputs returning its outputs as device
+    arrays of ``backend`` (only for graphs whose inputs are all tensors)."""
+    code = _Code(registry)
+    params = [code.name_input(i, v) for i, v in enumerate(graph.inputs)]
+    for node in graph.nodes:
+        code.node(node)
+    results = ", ".join(code.wrapped(v, backend) for v in graph.outputs)
+    source = "\n".join([
+        "def run(args):",
+        *([f"    {', '.join(params)}, = args"] if params else []),
+        "    token = _quiet()",
+        "    try:",
+        *(f"        {line}" for line in code.lines or ["pass"]),
+        "    finally:",
+        "        _loud(token)",
+        f"    return [{results}]",
+    ])
+    namespace = dict(code.namespace, _quiet=_quiet, _loud=_loud)
+    exec(compile(source, f"<reference @{graph.name}>", "exec"), namespace)
+    return namespace["run"]  # type: ignore[no-any-return]
+
+
+class _Code:
+    """The lines and the namespace of a generated function."""
+
+    def __init__(self, registry: Any) -> None:
+        self.registry = registry
+        self.lines: list[str] = []
+        self.names: dict[Value, str] = {}
+        self.namespace: dict[str, Any] = {"_nd": np.ndarray, "_coerce": _coerce,
+                                          "_as_storage": as_storage, "_DeviceArray": DeviceArray}
+        self._count = 0
+
+    def bind(self, value: Any, prefix: str) -> str:
+        """A global name of the generated function for ``value``."""
+        self._count += 1
+        name = f"{prefix}{self._count}"
+        self.namespace[name] = value
+        return name
+
+    def name_input(self, index: int, value: Value) -> str:
+        name = self.names[value] = f"a{index}"
+        storage = self.bind(value.type.dtype.storage, "d")  # type: ignore[union-attr]
+        self.lines.append(f"{name} = {name}.data")
+        self.lines.append(f"if {name}.__class__ is not _nd or {name}.dtype is not {storage}: "
+                          f"{name} = _as_storage({name}, {self.bind(value.type.dtype, 't')})")  # type: ignore[union-attr]
+        return name
+
+    def wrapped(self, value: Value, backend: Backend) -> str:
+        if not isinstance(value.type, TensorType):
+            return self.names[value]
+        backend_name, type_name = self.bind(backend, "b"), self.bind(value.type, "t")
+        return f"_DeviceArray({backend_name}, {type_name}, {self.names[value]})"
+
+    def node(self, node: Node) -> None:
+        args = ", ".join(self.names[v] for v in node.inputs)
+        if node.op == "constant" and not node.inputs:  # computed once, here
+            (value,) = run_node(node, [], self.registry)
+            self.names[node.outputs[0]] = self.bind(value, "c")
+            return
+        if not self._direct(node, self.registry):
+            outs = [self._fresh(v) for v in node.outputs]
+            runner = self.bind(lambda arrays, node=node: run_node(node, arrays, self.registry), "r")
+            target = f"({', '.join(outs)},)" if outs else "_"
+            self.lines.append(f"{target} = {runner}([{args}])")
+            return
+        reference = self.bind(self.registry.get(node.op).reference, "f")
+        attrs = [f"{k}={self.bind(v, 'k')}" for k, v in node.attrs.items()]
+        out = self._fresh(node.output)
+        t = typing.cast(TensorType, node.output.type)
+        storage, shape = self.bind(t.dtype.storage, "d"), self.bind(t.shape, "s")
+        self.lines.append(f"{out} = {reference}({', '.join(filter(None, [args, *attrs]))})")
+        coerce = f"_coerce({self.bind(node, 'n')}, {self.bind(node.output, 'v')}, {out})"
+        self.lines.append(f"if {out}.__class__ is not _nd or {out}.dtype is not {storage} or "
+                          f"{out}.shape != {shape}: {out} = {coerce}")
+
+    def _fresh(self, value: Value) -> str:
+        self._count += 1
+        name = self.names[value] = f"v{self._count}"
+        return name
+
+    @staticmethod
+    def _direct(node: Node, registry: Any) -> bool:
+        """Whether ``node`` can be a plain call: a one-output op (not a tuple of one) with a
+        tensor result not needing rounding, tensor inputs, no regions, and attribute names
+        usable as keywords."""
+        if (len(node.outputs) != 1 or node.regions
+                or not isinstance(node.output.type, TensorType)
+                or node.output.type.dtype is bfloat16
+                or not all(isinstance(v.type, TensorType) for v in node.inputs)
+                or not all(k.isidentifier() and not keyword.iskeyword(k) for k in node.attrs)):
+            return False
+        _, multi = registry.get(node.op).infer_outputs([v.type for v in node.inputs], node.attrs)
+        return not multi
 
 
 class ReferenceBackend(Backend):
