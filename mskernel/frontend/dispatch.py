@@ -13,7 +13,7 @@ import os
 import warnings
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, Callable, Iterator, Protocol, Sequence, Union
+from typing import Any, Callable, Iterator, Optional, Protocol, Sequence, Union
 
 from ..errors import BackendError, OpError
 from ..ir.builder import GraphBuilder
@@ -100,6 +100,20 @@ def _apply_base(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
         if a._trace is not None:
             raise _escaped(op, a)
     return _run_eager(op, args, attrs, regions)
+
+
+def cached_binary(op: str, a: Tensor, b: Tensor) -> Optional[Tensor]:
+    """The eager fast path of an attribute-free binary op: the result when both tensors are
+    concrete on one backend, no transform or trace is active and the kernel for these types
+    is already cached; ``None`` otherwise (the caller takes the full path, which fills the
+    cache)."""
+    da, db = a._data, b._data
+    if da is None or db is None or _interposers.get() or active_trace() is not None:
+        return None
+    kernel = _cache.get((op, id(da.backend), (da.type, db.type), ()))
+    if kernel is None or da.backend is not db.backend or kernel.runs_on is not kernel.home:
+        return None
+    return Tensor._concrete(kernel.executable.run([da, db])[0])
 
 
 def _escaped(op: str, tensor: Tensor) -> Exception:

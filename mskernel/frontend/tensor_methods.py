@@ -42,10 +42,14 @@ def _method(name: str) -> Callable[..., Any]:
 def _operator(name: str, reflected: bool = False) -> Callable[[Any, Any], Any]:
     """A binary operator calling ``mskernel.ops.<name>`` (operands swapped if ``reflected``)."""
 
+    resolved: list[Callable[[Any, Any], Any]] = []  # the function, looked up on first use
+
     def method(self: "Tensor", other: Any) -> Any:
         if not isinstance(other, (TensorMethods, *_OPERAND_TYPES)):
             return NotImplemented
-        fn = getattr(_functional(), name)
+        if not resolved:
+            resolved.append(getattr(_functional(), name))
+        fn = resolved[0]
         return fn(other, self) if reflected else fn(self, other)
 
     method.__name__ = method.__qualname__ = name

@@ -15,7 +15,7 @@ Printed forms (also the text IR syntax): ``f32[2,3]``, ``i64[]`` (a scalar), ``!
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from .dtypes import DType, dtype as to_dtype
@@ -27,6 +27,8 @@ Shape = tuple[int, ...]
 class TensorType:
     dtype: DType
     shape: Shape
+    # types key every kernel cache: hash once
+    _hash: int = field(init=False, repr=False, compare=False, default=0)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "dtype", to_dtype(self.dtype))
@@ -34,6 +36,10 @@ class TensorType:
         if any(d < 0 for d in shape):
             raise ValueError(f"negative dimension in shape {shape}")
         object.__setattr__(self, "shape", shape)
+        object.__setattr__(self, "_hash", hash((self.dtype, shape)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def rank(self) -> int:

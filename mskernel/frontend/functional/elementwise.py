@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Union
 
 from ...ir.dtypes import bool_, uint8
+from ..dispatch import cached_binary
 from ..promote import promote, result_dtype
 from ..tensor import Tensor
 from ._core import _float_operands, _inexact, _is_scalar, _named, _op, asarray, astype
@@ -157,6 +158,10 @@ def _binary(op: str, doc: str, *, floating: bool = False,
     compute in float32; ``on_bool``: how bool operands compute."""
 
     def fn(x: Any, y: Any) -> Tensor:
+        if isinstance(x, Tensor) and isinstance(y, Tensor):
+            fast = cached_binary(op, x, y)
+            if fast is not None:
+                return fast
         a, b = _float_operands(x, y) if floating else promote(x, y)
         if on_bool is not None and a.dtype.is_bool:
             return on_bool(a, b)
