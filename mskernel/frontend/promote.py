@@ -2,7 +2,8 @@
 frontend converts and casts before emitting them.
 
 Tensors promote by :func:`~mskernel.ir.dtypes.promote_types` (NumPy's table; bfloat16 as JAX).
-Python scalars are *weak*, as in JAX and NumPy 2 (NEP 50): they take the dtype of the tensors
+Python scalars — and *weakly typed* tensors standing for them, such as the index of a
+converted ``for i in range(n)`` loop — are *weak*, as in JAX and NumPy 2 (NEP 50): they take the dtype of the tensors
 they meet when their kind fits (``int8_tensor + 1`` stays int8, ``f16_tensor * 2.5`` stays
 float16), and only raise the kind when they must (``int_tensor + 0.5`` gives the default float,
 float32; a complex scalar gives the complex type of the tensors' precision).  With no tensor
@@ -30,11 +31,22 @@ def is_weak(x: Any) -> bool:
     return type(x) in _SCALAR_KIND
 
 
+def all_weak(args: Sequence[Any]) -> bool:
+    """Every argument is a Python scalar or a weakly typed tensor: the result of an op on
+    them stays weak, so ``i * 2`` with a converted loop index still promotes like a number."""
+    return all(is_weak(a) or (isinstance(a, Tensor) and a._weak) for a in args)
+
+
 def result_dtype(args: Sequence[Any]) -> DType:
     """The dtype ``args`` (tensors, arrays, NumPy and Python scalars) compute in."""
     strong: DType | None = None
     weak_kind = "b"
     for a in args:
+        if isinstance(a, Tensor) and a._weak:
+            kind = "i" if a.dtype.kind == "u" else a.dtype.kind
+            if _KIND_RANK[kind] > _KIND_RANK[weak_kind]:
+                weak_kind = kind
+            continue
         if isinstance(a, Tensor):
             dt = a.dtype
         elif is_weak(a):

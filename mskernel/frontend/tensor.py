@@ -58,7 +58,7 @@ class Tensor(TensorMethods):
     """An n-d array.  ``Tensor(data, dtype=None)`` copies ``data`` (a NumPy array, nested
     lists or a scalar) to the current device."""
 
-    __slots__ = ("_data", "_value", "_trace", "__weakref__")
+    __slots__ = ("_data", "_value", "_trace", "_weak", "__weakref__")
     __array_priority__ = 100  # NumPy defers to Tensor's operators
 
     def __init__(self, data: Any, dtype: Any = None) -> None:
@@ -66,17 +66,25 @@ class Tensor(TensorMethods):
         self._data: Optional[DeviceArray] = current_device().to_device(arr, TensorType(dt, arr.shape))
         self._value: Optional[Value] = None
         self._trace: Optional["Trace"] = None
+        self._weak = False
 
     @classmethod
     def _concrete(cls, data: DeviceArray) -> "Tensor":
         t = cls.__new__(cls)
-        t._data, t._value, t._trace = data, None, None
+        t._data, t._value, t._trace, t._weak = data, None, None, False
         return t
 
     @classmethod
     def _traced(cls, value: Value, trace: "Trace") -> "Tensor":
         t = cls.__new__(cls)
-        t._data, t._value, t._trace = None, value, trace
+        t._data, t._value, t._trace, t._weak = None, value, trace, False
+        return t
+
+    def _as_weak(self) -> "Tensor":
+        """The same value, *weakly typed*: it promotes like the Python number it stands for
+        (a converted loop's index, where eager code has a Python int), as JAX's weak types."""
+        t = Tensor.__new__(Tensor)
+        t._data, t._value, t._trace, t._weak = self._data, self._value, self._trace, True
         return t
 
     # -- type information (available in both states) ------------------------------------

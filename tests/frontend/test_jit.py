@@ -292,3 +292,20 @@ def test_traceback_shows_the_original_source_line():
     frames = [entry for entry in info.traceback if entry.path.name == "test_jit.py"]
     assert frames[-1].lineno + 1 == line_of(f.python_function, "x.reshape((3,))")
     assert "x.reshape((3,))" in str(frames[-1].statement)
+
+
+def test_a_traced_loop_index_promotes_like_the_python_int_of_eager_mode():
+    import numpy as np
+
+    import mskernel as ms
+
+    def f(x, n):
+        for i in range(n):
+            x = x * (i * 2) + 1.0
+        return x
+
+    x = ms.Tensor(np.ones(3, np.float32))
+    eager = f(x, 4)
+    traced = ms.jit(f)(x, ms.Tensor(np.int64(4)))
+    assert eager.dtype is traced.dtype is ms.float32
+    np.testing.assert_array_equal(eager.numpy(), traced.numpy())

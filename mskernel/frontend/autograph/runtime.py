@@ -150,7 +150,7 @@ def _range_loop(r: "StagedRange", body: Callable[[Any], None],
         return _combined_test(pred, extra_test, "`for` loop")  # type: ignore[arg-type]
 
     def advance(internal: list[Tensor]) -> list[Tensor]:
-        body(internal[0])
+        body(internal[0]._as_weak())  # eager code sees a Python int here
         return [F.add(internal[0], step)]
 
     return Loop(test, advance, [F.asarray(r.start, dt)], state, live, loc, "`for`")

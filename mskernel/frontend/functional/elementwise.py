@@ -8,7 +8,7 @@ from typing import Any, Callable, Optional, Union
 
 from ...ir.dtypes import bool_, uint8
 from ..dispatch import cached_binary
-from ..promote import promote, result_dtype
+from ..promote import all_weak, promote, result_dtype
 from ..tensor import Tensor
 from ._core import _float_operands, _inexact, _is_scalar, _named, _op, asarray, astype
 from .indexing import nonzero
@@ -165,7 +165,8 @@ def _binary(op: str, doc: str, *, floating: bool = False,
         a, b = _float_operands(x, y) if floating else promote(x, y)
         if on_bool is not None and a.dtype.is_bool:
             return on_bool(a, b)
-        return _op(op, a, b)
+        out = _op(op, a, b)
+        return out._as_weak() if all_weak((x, y)) and isinstance(out, Tensor) else out
 
     return _named(fn, op, f"Elementwise ``{doc}`` with NumPy broadcasting and type promotion.")
 
