@@ -44,9 +44,8 @@ What graph mode cannot do as eager code does:
   of a tensor-dependent ``if`` run.
 - A Python number that a tensor-dependent branch or loop changes becomes a tensor; it takes
   the dtype of the tensors it meets, else its default dtype (float32, int64, bool).  The index
-  of ``for i in range(n)`` with a traced ``n`` is an int64 tensor where eager code has a Python
-  int, so ``float32_tensor * i`` computes in float64 (NumPy's promotion); write
-  ``x * ops.astype(i, x.dtype)`` for the same dtype in both modes.
+  of ``for i in range(n)`` with a traced ``n`` is a *weakly typed* int64 tensor: it promotes
+  like the Python int eager code sees (``float32_tensor * i`` stays float32 in both modes).
 """
 
 from __future__ import annotations
