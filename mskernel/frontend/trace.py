@@ -84,11 +84,13 @@ class Trace:
         key = id(param)
         if key in self._loaded:
             return self._loaded[key]
-        if self.parent is not None:  # a region reads the value the enclosing trace has now
-            value = self.parent.value_of(param)
+        if self.parent is not None:
+            # A region captures the parameter itself: the owning node then takes it as an
+            # operand, so the enclosing trace loads it and transforms (autodiff tapes, which
+            # track parameters by identity) see it flow into the region.
             if key not in self._capture_values:
                 self._capture_values[key] = self.builder.input(param.type)
-                self.captured.append(Tensor._traced(value, self.parent))
+                self.captured.append(param)
             self._loaded[key] = self._capture_values[key]
             return self._loaded[key]
         loaded, self._current_token = self.builder.op("ref_load", self._ref(param), self._token_value())

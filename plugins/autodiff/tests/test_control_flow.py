@@ -183,3 +183,19 @@ def test_check_grads_through_scan_to_second_order():
         return scan(lambda c, xi: (ops.sin(c) * xi, c * xi), ops.sum(x), x)[1]
 
     check_grads(f, (tensor(X),), order=2, rtol=1e-5, atol=1e-7)
+
+
+def test_parameter_read_inside_a_traced_loop_body_gets_its_gradient():
+    import mskernel
+
+    b = mskernel.Parameter(np.ones(3, np.float32), name="b")
+
+    def f(x):
+        carry, _ = mskernel.ops.scan(lambda c, xt: (c + xt * b, c),
+                                     mskernel.Tensor(np.zeros(3, np.float32)), x)
+        return mskernel.ops.sum(carry)
+
+    step = mskernel.value_and_grad(f, None, weights=[b])
+    x = mskernel.Tensor(np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_array_equal(step(x)[1][0].numpy(), [3.0, 5.0, 7.0])
+    np.testing.assert_array_equal(mskernel.jit(step)(x)[1][0].numpy(), [3.0, 5.0, 7.0])
