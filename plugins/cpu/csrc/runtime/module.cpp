@@ -1,0 +1,271 @@
+// The Python extension mskernel_cpu._native: kernel preparation, plans, aligned arrays,
+// bfloat16 storage conversion, threads and library information.
+#include <cblas.h>
+#include <pybind11/stl.h>
+
+#include "plan.hpp"
+
+namespace mskernel_cpu {
+namespace {
+
+// ---- conversions from Python ------------------------------------------------------------
+
+TensorInfo tensor_info(const py::handle& spec) {
+  const auto pair = spec.cast<std::pair<std::string, std::vector<int64_t>>>();
+  return TensorInfo{parse_dtype(pair.first), pair.second};
+}
+
+std::vector<TensorInfo> tensor_infos(const py::list& specs) {
+  std::vector<TensorInfo> out;
+  for (const py::handle& spec : specs) out.push_back(tensor_info(spec));
+  return out;
+}
+
+AttrValue attr_value(const std::string& name, const py::handle& value) {
+  if (value.is_none()) return std::monostate{};
+  if (PyBool_Check(value.ptr())) return value.cast<bool>();
+  if (PyLong_Check(value.ptr())) return value.cast<int64_t>();
+  if (PyFloat_Check(value.ptr())) return value.cast<double>();
+  if (PyUnicode_Check(value.ptr())) return value.cast<std::string>();
+  if (py::isinstance<py::array>(value)) {
+    const py::array array = py::array::ensure(value, py::array::c_style);
+    const auto* bytes = static_cast<const unsigned char*>(array.data());
+    return ArrayAttr{parse_dtype(py::str(array.dtype().attr("name"))),
+                     std::vector<int64_t>(array.shape(), array.shape() + array.ndim()),
+                     std::vector<unsigned char>(bytes, bytes + array.nbytes())};
+  }
+  if (py::isinstance<py::tuple>(value) || py::isinstance<py::list>(value)) {
+    const py::sequence items = py::reinterpret_borrow<py::sequence>(value);
+    bool all_ints = true, all_numbers = true;
+    for (const py::handle& item : items) {
+      const bool is_int = PyLong_Check(item.ptr()) && !PyBool_Check(item.ptr());
+      all_ints = all_ints && is_int;
+      all_numbers = all_numbers && (is_int || PyFloat_Check(item.ptr()));
+    }
+    if (all_ints) return items.cast<std::vector<int64_t>>();
+    if (all_numbers) return items.cast<std::vector<double>>();
+  }
+  throw Error(ErrorKind::Type, "attribute '" + name + "' (" +
+                                   std::string(py::repr(value)) +
+                                   ") has no representation in the cpu kernel ABI");
+}
+
+Attrs attrs_from(const py::dict& attrs) {
+  Attrs out;
+  for (const auto& item : attrs) {
+    const std::string name = item.first.cast<std::string>();
+    out.set(name, attr_value(name, item.second));
+  }
+  return out;
+}
+
+std::shared_ptr<PreparedKernel> prepare(const std::string& op, const py::list& inputs,
+                                        const py::list& outputs, const py::dict& attrs) {
+  const std::vector<TensorInfo> in = tensor_infos(inputs), out = tensor_infos(outputs);
+  const Attrs packed = attrs_from(attrs);
+  KernelContext ctx{op, in, out, packed};
+  auto prepared = std::make_shared<PreparedKernel>();
+  prepared->op = op;
+  prepared->kernel = prepare_kernel(ctx);
+  prepared->workspace_bytes = ctx.workspace_bytes;
+  prepared->detail = ctx.detail;
+  return prepared;
+}
+
+std::vector<Port> ports(const py::list& specs) {
+  // (slot, kind, storage dtype or None, shape, wrap or None)
+  std::vector<Port> out;
+  for (const py::handle& spec : specs) {
+    const py::tuple t = spec.cast<py::tuple>();
+    Port port{t[0].cast<int>(), parse_kind(t[1].cast<std::string>()), py::dtype("uint8"),
+              t[3].cast<std::vector<int64_t>>(), py::reinterpret_borrow<py::object>(t[4])};
+    if (!t[2].is_none()) port.dtype = py::dtype::from_args(t[2]);
+    out.push_back(std::move(port));
+  }
+  return out;
+}
+
+Port value_port(const py::object& dtype, const std::vector<int64_t>& shape,
+                const py::object& wrap) {
+  return Port{-1, ValueKind::Tensor, py::dtype::from_args(dtype), shape, wrap};
+}
+
+// ---- bfloat16 storage -------------------------------------------------------------------
+
+using FloatArray = py::array_t<float, py::array::c_style | py::array::forcecast>;
+
+py::array bfloat16_from_float32(const FloatArray& x) {
+  py::array out = aligned_empty(py::dtype("uint16"),
+                                std::vector<int64_t>(x.shape(), x.shape() + x.ndim()));
+  const float* src = x.data();
+  auto* dst = static_cast<bf16_t*>(out.mutable_data());
+  const int64_t n = x.size();
+  py::gil_scoped_release release;
+  parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = to_bf16(src[i]);
+  });
+  return out;
+}
+
+py::array bfloat16_to_float32(const py::array_t<uint16_t, py::array::c_style>& bits) {
+  py::array_t<float> out(std::vector<py::ssize_t>(bits.shape(), bits.shape() + bits.ndim()));
+  const auto* src = reinterpret_cast<const bf16_t*>(bits.data());
+  float* dst = out.mutable_data();
+  const int64_t n = bits.size();
+  py::gil_scoped_release release;
+  parallel_for(n, 1 << 16, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = to_float(src[i]);
+  });
+  return out;
+}
+
+// ---- errors -----------------------------------------------------------------------------
+
+void translate(std::exception_ptr error) {
+  try {
+    if (error) std::rethrow_exception(error);
+  } catch (const Error& e) {
+    PyObject* type = PyExc_RuntimeError;
+    switch (e.kind()) {
+      case ErrorKind::ZeroDivision: type = PyExc_ZeroDivisionError; break;
+      case ErrorKind::Value: type = PyExc_ValueError; break;
+      case ErrorKind::Type: type = PyExc_TypeError; break;
+      case ErrorKind::Runtime: {
+        static py::object* mskernel_error = new py::object(
+            py::module_::import("mskernel.errors").attr("MskernelError"));
+        type = mskernel_error->ptr();
+        break;
+      }
+    }
+    PyErr_SetString(type, e.what());
+  }
+}
+
+std::string compiled_isa() {
+#if defined(__AVX512F__)
+  return "x86-64-v4";
+#elif defined(__AVX2__) && defined(__FMA__)
+  return "x86-64-v3";
+#elif defined(__x86_64__)
+  return "x86-64";
+#else
+  return "generic";
+#endif
+}
+
+}  // namespace
+}  // namespace mskernel_cpu
+
+PYBIND11_MODULE(_native, m) {
+  namespace mk = mskernel_cpu;
+  namespace py = pybind11;
+  m.doc() = "Kernels and compiled plans of the mskernel cpu backend";
+
+  const auto& conflicts = mk::KernelRegistry::instance().conflicts();
+  if (!conflicts.empty()) {
+    std::string names;
+    for (const auto& op : conflicts) names += (names.empty() ? "" : ", ") + op;
+    throw py::import_error("mskernel_cpu: more than one kernel registered for: " + names);
+  }
+  scipy_openblas_set_num_threads(1);  // gemm is split over the backend's own pool
+  py::register_exception_translator(&mk::translate);
+
+  py::class_<mk::PreparedKernel, std::shared_ptr<mk::PreparedKernel>>(m, "PreparedKernel")
+      .def_readonly("op", &mk::PreparedKernel::op)
+      .def_readonly("workspace_bytes", &mk::PreparedKernel::workspace_bytes)
+      .def_readonly("detail", &mk::PreparedKernel::detail);
+
+  m.def("prepare", &mk::prepare, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
+        py::arg("attrs"),
+        "Run the kernel factory of `op` for inputs/outputs given as (dtype name, shape) and "
+        "bound attributes; returns a PreparedKernel");
+
+  py::class_<mk::Plan, std::shared_ptr<mk::Plan>>(m, "Plan")
+      .def(py::init<std::string, int64_t, py::object>(), py::arg("name"),
+           py::arg("arena_bytes"), py::arg("backend"))
+      .def("add_slot", &mk::Plan::add_slot, py::arg("arena_offset"))
+      .def("set_inputs",
+           [](mk::Plan& p, const py::list& specs) { p.set_inputs(mk::ports(specs)); })
+      .def("set_outputs",
+           [](mk::Plan& p, const py::list& specs) { p.set_outputs(mk::ports(specs)); })
+      .def("add_kernel",
+           [](mk::Plan& p, std::shared_ptr<mk::PreparedKernel> kernel, std::vector<int> inputs,
+              std::vector<int> outputs, int workspace, std::string label) {
+             p.add_step(mk::kernel_step(std::move(kernel), std::move(inputs), std::move(outputs),
+                                        workspace, std::move(label)));
+           })
+      .def("add_copy",
+           [](mk::Plan& p, int source, int target, size_t nbytes, std::string label) {
+             p.add_step(mk::copy_step(source, target, nbytes, std::move(label)));
+           })
+      .def("add_ref_load",
+           [](mk::Plan& p, int ref, int target, py::object dtype, std::vector<int64_t> shape,
+              std::string label) {
+             p.add_step(mk::ref_load_step(p, ref, target,
+                                          mk::value_port(dtype, shape, py::none()),
+                                          std::move(label)));
+           })
+      .def("add_ref_store",
+           [](mk::Plan& p, int ref, int source, py::object dtype, std::vector<int64_t> shape,
+              py::object wrap, std::string label) {
+             p.add_step(mk::ref_store_step(ref, source, mk::value_port(dtype, shape, wrap),
+                                           std::move(label)));
+           })
+      .def("add_if",
+           [](mk::Plan& p, int predicate, std::vector<int> operands, std::vector<int> outputs,
+              std::shared_ptr<mk::Plan> then_plan, std::shared_ptr<mk::Plan> else_plan,
+              std::string label) {
+             p.add_step(mk::if_step(predicate, std::move(operands), std::move(outputs),
+                                    std::move(then_plan), std::move(else_plan),
+                                    std::move(label)));
+           })
+      .def("add_while",
+           [](mk::Plan& p, std::vector<int> operands, std::vector<int> outputs,
+              std::vector<std::string> kinds, std::vector<size_t> nbytes, int scratch,
+              std::vector<int64_t> scratch_offsets, std::shared_ptr<mk::Plan> cond,
+              std::shared_ptr<mk::Plan> body, int64_t max_iterations, std::string label) {
+             std::vector<mk::ValueKind> parsed;
+             for (const auto& kind : kinds) parsed.push_back(mk::parse_kind(kind));
+             p.add_step(mk::while_step(std::move(operands), std::move(outputs), std::move(parsed),
+                                       std::move(nbytes), scratch, std::move(scratch_offsets),
+                                       std::move(cond), std::move(body), max_iterations,
+                                       std::move(label)));
+           })
+      .def("run", &mk::Plan::run, py::arg("args"),
+           "Run every step on `args` (DeviceArrays, RefCells, TOKEN_VALUE); return the outputs")
+      .def("describe", [](const mk::Plan& p) { return p.describe(""); })
+      .def_property_readonly("name", &mk::Plan::name)
+      .def_property_readonly("num_steps", &mk::Plan::num_steps);
+
+  m.def("set_runtime_types", [](py::object device_array, py::object token) {
+    mk::runtime_types().device_array = std::move(device_array);
+    mk::runtime_types().token = std::move(token);
+  });
+  m.def("kernel_table", [] {
+    std::vector<std::pair<std::string, std::vector<std::string>>> table;
+    for (const mk::KernelEntry& entry : mk::KernelRegistry::instance().entries()) {
+      std::vector<std::string> names;
+      for (int d = 0; d < mk::kNumDTypes; ++d) {
+        const auto dt = static_cast<mk::DType>(d);
+        if (mk::contains(entry.dtypes, dt)) names.emplace_back(mk::dtype_name(dt));
+      }
+      table.emplace_back(entry.op, std::move(names));
+    }
+    return table;
+  }, "(op name, [dtype names]) for every registered kernel, sorted by op");
+  m.def("aligned_empty", [](py::object dtype, std::vector<int64_t> shape) {
+    return mk::aligned_empty(py::dtype::from_args(dtype), shape);
+  }, py::arg("dtype"), py::arg("shape"));
+  m.def("bfloat16_from_float32", &mk::bfloat16_from_float32,
+        "uint16 bfloat16 bit patterns (rounded to nearest even) in a 64-byte aligned array");
+  m.def("bfloat16_to_float32", &mk::bfloat16_to_float32);
+  m.def("num_threads", &mk::num_threads);
+  m.def("set_num_threads", [](int n) {
+    if (n < 1) throw mk::Error(mk::ErrorKind::Value, "the number of threads must be at least 1");
+    mk::set_num_threads(n);
+  });
+  m.def("blas_info", [] {
+    return std::string(scipy_openblas_get_config()) + " (" + scipy_openblas_get_corename() + ")";
+  });
+  m.def("compiled_isa", &mk::compiled_isa);
+}

@@ -1,0 +1,125 @@
+// A compiled graph: slots (where each value lives), steps (kernels, copies, ref accesses,
+// If/While over sub-plans) and one arena holding every intermediate tensor at the offset the
+// memory planner chose.  Built once by mskernel_cpu/lowering.py; `run` executes every step in
+// C++ in one call from Python.
+#pragma once
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mskernel_cpu/kernel.hpp"
+
+namespace mskernel_cpu {
+
+namespace py = pybind11;
+
+// A value at run time: the tensor's data, or the RefCell object of a ref (borrowed: the
+// caller's arguments keep it alive).  Tokens carry nothing.
+struct Slot {
+  void* data = nullptr;
+  PyObject* cell = nullptr;
+};
+
+enum class ValueKind { Tensor, Ref, Token };
+ValueKind parse_kind(const std::string& kind);
+
+// What a graph input or output is, and the slot it lives in.
+struct Port {
+  int slot;
+  ValueKind kind;
+  py::dtype dtype;  // storage dtype (tensors only)
+  std::vector<int64_t> shape;
+  py::object wrap;  // output tensors of a top-level plan: array -> DeviceArray
+};
+
+// A kernel made by its factory, waiting to be placed in a plan.
+struct PreparedKernel {
+  std::string op;
+  Kernel kernel;
+  size_t workspace_bytes = 0;
+  std::string detail;
+};
+
+class Plan;
+
+class Step {
+ public:
+  explicit Step(std::string label) : label_(std::move(label)) {}
+  virtual ~Step() = default;
+  virtual void run(std::vector<Slot>& slots) = 0;
+  // One line (or, for steps owning sub-plans, an indented block) for the plan dump.
+  virtual std::string describe(const std::string& /*indent*/) const { return label_; }
+  const std::string& label() const { return label_; }
+
+ private:
+  std::string label_;
+};
+
+class Plan {
+ public:
+  Plan(std::string name, int64_t arena_bytes, py::object backend);
+
+  // Building (from Python, once).
+  int add_slot(int64_t arena_offset);  // an arena slot; -1: bound when the plan runs
+  void set_inputs(std::vector<Port> ports) { inputs_ = std::move(ports); }
+  void set_outputs(std::vector<Port> ports) { outputs_ = std::move(ports); }
+  void add_step(std::unique_ptr<Step> step) { steps_.push_back(std::move(step)); }
+  const py::object& backend() const { return backend_; }
+
+  // Running.  `run` is the top-level entry from Python; `execute` runs with inputs bound to
+  // `inputs` and tensor outputs written to the buffers in `outputs` (refs are returned there).
+  py::list run(const py::sequence& args);
+  void execute(const Slot* inputs, Slot* outputs);
+
+  std::string describe(const std::string& indent) const;
+  const std::string& name() const { return name_; }
+  const std::vector<Port>& outputs() const { return outputs_; }
+  int num_steps() const { return static_cast<int>(steps_.size()); }
+
+ private:
+  void* tensor_argument(const py::handle& arg, size_t index, const Port& port,
+                        std::vector<py::object>& keep) const;
+
+  std::string name_;
+  py::object backend_;
+  std::unique_ptr<char, void (*)(void*)> arena_;
+  std::vector<int64_t> slot_offsets_;  // -1 for bound slots
+  std::vector<Slot> slots_;
+  std::vector<Port> inputs_, outputs_;
+  std::vector<std::unique_ptr<Step>> steps_;
+  std::mutex running_;  // a plan's arena serves one call at a time
+};
+
+// The Python objects the plans create or recognise, set once by mskernel_cpu.native.
+struct RuntimeTypes {
+  py::object device_array;  // mskernel.runtime.DeviceArray
+  py::object token;         // mskernel.runtime.TOKEN_VALUE
+};
+RuntimeTypes& runtime_types();
+
+// An uninitialised C-contiguous array whose data is 64-byte aligned.
+py::array aligned_empty(const py::dtype& dtype, const std::vector<int64_t>& shape);
+
+// Step factories (plan_steps.cpp).
+std::unique_ptr<Step> kernel_step(std::shared_ptr<PreparedKernel> kernel, std::vector<int> inputs,
+                                  std::vector<int> outputs, int workspace, std::string label);
+std::unique_ptr<Step> copy_step(int source, int target, size_t nbytes, std::string label);
+std::unique_ptr<Step> ref_load_step(const Plan& plan, int ref, int target, Port value,
+                                    std::string label);
+std::unique_ptr<Step> ref_store_step(int ref, int source, Port value, std::string label);
+std::unique_ptr<Step> if_step(int predicate, std::vector<int> operands, std::vector<int> outputs,
+                              std::shared_ptr<Plan> then_plan, std::shared_ptr<Plan> else_plan,
+                              std::string label);
+std::unique_ptr<Step> while_step(std::vector<int> operands, std::vector<int> outputs,
+                                 std::vector<ValueKind> kinds, std::vector<size_t> nbytes,
+                                 int scratch,
+                                 std::vector<int64_t> scratch_offsets,
+                                 std::shared_ptr<Plan> cond, std::shared_ptr<Plan> body,
+                                 int64_t max_iterations, std::string label);
+
+}  // namespace mskernel_cpu

@@ -1,0 +1,32 @@
+"""mskernel-cpu: the CPU backend of mskernel.
+
+Installing the distribution registers the backend ``cpu`` (priority 100, above the reference
+backend), so ``mskernel.runtime.compile_graph`` prefers it; ops it has no kernel for run on the
+reference backend (see ``mskernel plugins info cpu``).
+
+    import mskernel_cpu
+    mskernel_cpu.set_num_threads(2)   # or MSKERNEL_NUM_THREADS=2 before the first use
+
+Importing this package loads no native code; the extension loads when the backend is first
+used.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+__all__ = ["__version__", "get_num_threads", "set_num_threads"]
+
+
+def get_num_threads() -> int:
+    """Threads the kernels use (the caller included)."""
+    from .native import load
+
+    return load().num_threads()
+
+
+def set_num_threads(n: int) -> None:
+    """Use ``n`` threads (at least 1) from now on; overrides ``MSKERNEL_NUM_THREADS``."""
+    from .native import load
+
+    load().set_num_threads(n)

@@ -1,0 +1,65 @@
+"""The cpu backend: kernels in C++ on host memory.
+
+- Storage: ``DeviceArray.data`` is a C-contiguous, 64-byte aligned NumPy array in device
+  storage (bfloat16 as 2-byte bit patterns; see :mod:`.storage`).
+- Capabilities: exactly the ops with a registered C++ kernel, with the dtypes each accepts, plus
+  the ops the plan runs itself (``If``, ``While``, ``ref_load``, ``ref_store``: every dtype).
+  Everything else falls back to another backend (``mskernel plugins info cpu`` lists them).
+- Compilation: :class:`~.executable.CpuExecutable` lowers the graph once into a native plan
+  with a memory-planned arena; running it is one call into C++.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from mskernel.ir.dtypes import dtype as to_dtype
+from mskernel.ir.graph import Graph
+from mskernel.ir.types import TensorType
+from mskernel.runtime import (
+    Availability, Backend, Capabilities, CompileOptions, DeviceArray, OpSupport,
+)
+
+from .executable import CpuExecutable
+from .lowering import PLAN_OPS
+from .native import NativeUnavailable, load
+from .storage import to_device_data, to_host_data
+
+
+class CpuBackend(Backend):
+    name = "cpu"
+
+    def __init__(self) -> None:
+        self._capabilities: Optional[Capabilities] = None
+
+    def availability(self) -> Availability:
+        try:
+            native = load()
+        except NativeUnavailable as exc:
+            return Availability(available=False, reason=str(exc))
+        return Availability(available=True, reason=(
+            f"{native.num_threads()} thread(s), {native.compiled_isa()} kernels, "
+            f"{native.blas_info()}"))
+
+    def capabilities(self) -> Capabilities:
+        if self._capabilities is None:
+            try:
+                table = load().kernel_table()
+            except NativeUnavailable:
+                return Capabilities({})
+            ops = {op: OpSupport(dtypes=frozenset(to_dtype(name) for name in names))
+                   for op, names in table}
+            ops.update({op: OpSupport() for op in PLAN_OPS})
+            self._capabilities = Capabilities(ops)
+        return self._capabilities
+
+    def to_device(self, host: np.ndarray, type: TensorType) -> DeviceArray:
+        return DeviceArray(self, type, to_device_data(host, type.dtype))
+
+    def to_host(self, array: DeviceArray) -> np.ndarray:
+        return to_host_data(array.data, array.type.dtype)
+
+    def compile(self, graph: Graph, options: CompileOptions) -> CpuExecutable:
+        return CpuExecutable(self, graph)

@@ -1,0 +1,32 @@
+"""The plugin module named by the entry point ``cpu``: registers the backend.  Importing it is
+cheap; the backend (and its native extension) is created when first needed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mskernel.hooks import PluginInfo, hookimpl
+
+from . import __version__
+
+NAME = "cpu"
+#: Above the reference backend (-1000): the cpu backend is preferred wherever it is available.
+PRIORITY = 100
+
+
+@hookimpl
+def mskernel_plugin_info() -> PluginInfo:
+    return PluginInfo(name=NAME, version=__version__, kind="backend", provides=[f"backend:{NAME}"],
+                      description="C++ kernels on host memory: OpenBLAS matmul, compiled plans "
+                                  "with a memory planner, multi-threaded")
+
+
+def _create_backend() -> Any:
+    from .backend import CpuBackend
+
+    return CpuBackend()
+
+
+@hookimpl
+def mskernel_register_backends(backends: Any) -> None:
+    backends.register(NAME, _create_backend, priority=PRIORITY)

@@ -1,0 +1,122 @@
+"""The installed plugin: discovery and health, the backend order and fallback, capabilities as
+data, and the thread setting."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from mskernel.cli import main
+from mskernel.hooks.host import host
+from mskernel.ir import GraphBuilder, tensor_type
+from mskernel.ir.dtypes import ALL_DTYPES, bool_, float32, int32
+from mskernel.ops import registry
+from mskernel.runtime import FallbackWarning, compile_graph
+
+import mskernel_cpu
+from mskernel_cpu.native import load
+
+
+def test_plugins_list_shows_cpu_ok(capsys):
+    assert main(["plugins", "list"]) == 0
+    (row,) = [line for line in capsys.readouterr().out.splitlines() if line.startswith("cpu ")]
+    assert row.split()[:4] == ["cpu", "mskernel-cpu", mskernel_cpu.__version__, "backend"]
+    assert row.split()[-1] == "ok"
+
+
+def test_plugins_info_lists_the_core_ops_that_fall_back(capsys):
+    assert main(["plugins", "info", "cpu"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "'cpu', priority 100, available" in text
+    claimed = set(host().backends.get("cpu").capabilities().ops)
+    assert f"claims: {len(claimed)} ops" in text
+    falls_back = sorted(op.name for op in registry() if op.owner == "mskernel"
+                        and op.name not in claimed)
+    assert f"falls back ({len(falls_back)} core ops): {', '.join(falls_back)}" in text
+
+
+def test_cpu_is_preferred_and_unclaimed_ops_fall_back_with_a_warning(cpu):
+    assert host().backends.order().index("cpu") < host().backends.order().index("reference")
+    b = GraphBuilder("mixed")
+    x = b.input(tensor_type("f32", (3, 4)), "x")
+    e = b.op("exp", x)
+    graph = b.build([b.op("mul", b.op("cumsum", e, axis=1), e)])
+    with pytest.warns(FallbackWarning, match=r"backend 'cpu' cannot run 1 node.*'cumsum'"):
+        compiled = compile_graph(graph)
+    assert [s.backend for s in compiled.plan.segments] == ["cpu", "reference", "cpu"]
+    x_host = np.random.default_rng(0).standard_normal((3, 4)).astype(np.float32)
+    (got,) = compiled(x_host)
+    np.testing.assert_allclose(got, np.cumsum(np.exp(x_host), axis=1) * np.exp(x_host),
+                               rtol=1e-6)
+
+
+def test_capabilities_are_the_registered_kernels_and_the_plan_ops(cpu):
+    caps = cpu.capabilities()
+    kernels = dict(load().kernel_table())
+    assert set(caps.ops) == set(kernels) | {"If", "While", "ref_load", "ref_store"}
+    assert {"add", "matmul", "sum", "mean", "max", "min", "cast", "where"} <= set(caps.ops)
+    assert caps.ops["exp"].dtypes == {dt for dt in ALL_DTYPES if dt.is_inexact}
+    assert caps.ops["less"].dtypes == {dt for dt in ALL_DTYPES if dt.kind in "iufb"}
+    assert caps.ops["cast"].dtypes == set(ALL_DTYPES)
+    assert caps.ops["While"].dtypes is None
+    assert bool_ not in caps.ops["add"].dtypes and int32 in caps.ops["add"].dtypes
+    assert float32 in caps.ops["matmul"].dtypes
+
+
+def test_availability_reports_threads_and_blas(cpu):
+    availability = cpu.availability()
+    assert availability.available
+    assert f"{mskernel_cpu.get_num_threads()} thread(s)" in availability.reason
+    assert "OpenBLAS" in availability.reason
+
+
+def test_set_num_threads_changes_the_pool_and_rejects_zero():
+    before = mskernel_cpu.get_num_threads()
+    try:
+        mskernel_cpu.set_num_threads(1)
+        assert mskernel_cpu.get_num_threads() == 1
+        mskernel_cpu.set_num_threads(3)
+        assert mskernel_cpu.get_num_threads() == 3
+        with pytest.raises(ValueError, match="at least 1"):
+            mskernel_cpu.set_num_threads(0)
+    finally:
+        mskernel_cpu.set_num_threads(before)
+
+
+@pytest.mark.parametrize("value,expected", [("1", 1), ("3", 3), ("", None), ("zero", None)])
+def test_threads_come_from_the_environment(value, expected):
+    env = dict(os.environ, MSKERNEL_NUM_THREADS=value)
+    script = "import mskernel_cpu; print(mskernel_cpu.get_num_threads())"
+    result = subprocess.run([sys.executable, "-c", script], env=env,
+                            capture_output=True, text=True, check=True)
+    default = len(os.sched_getaffinity(0))
+    assert int(result.stdout) == (expected or default)
+    if value == "zero":
+        assert "MSKERNEL_NUM_THREADS='zero' is not a positive integer" in result.stderr
+
+
+def test_a_cpu_without_the_kernels_instruction_set_leaves_the_reference_backend():
+    script = """
+import numpy as np
+import mskernel_cpu._cpu_features as probe
+probe.missing_features = lambda: ["avx2", "fma"]  # as on a CPU older than x86-64-v3
+from mskernel.hooks.host import host
+from mskernel.ir import GraphBuilder, tensor_type
+from mskernel.runtime import compile_graph
+record = host().record("cpu")
+print(record.status, "|", record.reason)
+b = GraphBuilder("g")
+x = b.input(tensor_type("f32", (2,)))
+compiled = compile_graph(b.build([b.op("exp", x)]))
+print([s.backend for s in compiled.plan.segments], compiled(np.zeros(2, np.float32))[0])
+"""
+    result = subprocess.run([sys.executable, "-W", "error", "-c", script], capture_output=True,
+                            text=True, check=True)
+    status, plan = result.stdout.splitlines()
+    assert status == ("unavailable | backend 'cpu': this CPU lacks avx2, fma, which the kernels "
+                      "were compiled for")
+    assert plan == "['reference'] [1. 1.]"
