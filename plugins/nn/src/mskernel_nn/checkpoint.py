@@ -1,0 +1,291 @@
+"""Checkpoints: ``save_checkpoint``, ``load_checkpoint`` and ``load_param_into_net``
+(MindSpore's names), in a safe file format.
+
+The file is the core's tensor container (:mod:`mskernel.ir.fileformat`) under its own magic,
+without a graph — safetensors' idea: a JSON header, then the raw tensors, nothing pickled,
+nothing executed on load::
+
+    b"MSKCKPT\\0"                magic, 8 bytes
+    format version              u32, little-endian
+    header length               u64, little-endian
+    header                      UTF-8 JSON: format_version, producer, tensors (name → dtype,
+                                shape, offset, nbytes), payload (nbytes, sha256), metadata
+    zero padding                to a multiple of 64 bytes
+    payload                     each tensor little-endian at a 64-byte-aligned offset
+
+Writing is atomic (a temporary file in the same directory, fsynced, renamed over the target),
+so a crash or a kill mid-save leaves the previous checkpoint intact.  Loading checks the
+magic, the version, the length and the SHA-256 of the payload before it trusts a byte, and
+says which check failed (:class:`~mskernel.errors.FileFormatError`).
+
+Tensors are keyed by parameter name — ``Parameter.name`` (the dotted path a
+:class:`~mskernel_nn.cell.Cell` gives it, ``"features.0.weight"``).  Saving a training
+wrapper (``TrainOneStepCell`` or ``Model``'s train network) saves the optimizer's state with
+the weights — moments, step count, learning rate, all Parameters named after their weight
+(``"moment1.features.0.weight"``, ``"global_step"``) — so training resumes exactly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
+
+import numpy as np
+from mskernel.errors import MskernelError
+from mskernel.frontend.parameter import Parameter
+from mskernel.frontend.tensor import Tensor
+from mskernel.ir.dtypes import dtype as to_dtype
+from mskernel.ir.fileformat import (
+    _PREFIX, _Reader, _aligned, _payload_chunks, _tensors, _write_atomically,
+)
+
+from . import __version__
+
+__all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
+
+MAGIC = b"MSKCKPT\x00"
+#: The version this mskernel-nn writes; it reads every version from 1 up to this one.
+FORMAT_VERSION = 1
+
+PathLike = Union[str, "os.PathLike[str]"]
+#: JSON-representable values ``append_dict`` may hold besides tensors
+_SCALARS = (bool, int, float, str)
+
+
+class CheckpointError(MskernelError, ValueError):
+    """A checkpoint does not fit the network: missing or unexpected names (strict loading),
+    a shape or dtype-kind mismatch, or names that clash."""
+
+
+# -- what is saved ------------------------------------------------------------------------------
+
+
+def _named_tensors(obj: Any) -> dict[str, Any]:
+    """The tensors of ``obj`` by name: a Cell (its parameters, keyed by ``Parameter.name``),
+    a mapping name → tensor or array, a sequence of named Parameters, or MindSpore's list of
+    ``{"name": ..., "data": ...}``.  A parameter reachable twice (shared) counts once; two
+    different parameters with one name are an error."""
+    if hasattr(obj, "parameters_and_names"):
+        pairs: Iterable[tuple[str, Any]] = (
+            (p.name or path, p) for path, p in obj.parameters_and_names())
+    elif isinstance(obj, Mapping):
+        pairs = obj.items()
+    elif isinstance(obj, (list, tuple)):
+        pairs = [_list_entry(e) for e in obj]
+    else:
+        raise TypeError(f"cannot take a checkpoint of a {type(obj).__name__}: give a Cell, a "
+                        "dict of tensors or a list of named Parameters")
+    out: dict[str, Any] = {}
+    for name, value in pairs:
+        if not isinstance(name, str) or not name:
+            raise CheckpointError(f"every checkpoint entry needs a non-empty string name, got "
+                                  f"{name!r}")
+        previous = out.get(name)
+        if previous is not None and previous is not value:
+            raise CheckpointError(f"two different tensors are named {name!r}; rename one "
+                                  "(Parameter.name) before saving")
+        out[name] = value
+    return out
+
+
+def _list_entry(entry: Any) -> tuple[Any, Any]:
+    if isinstance(entry, Parameter):
+        return entry.name, entry
+    if isinstance(entry, Mapping) and set(entry) == {"name", "data"}:
+        return entry["name"], entry["data"]
+    raise TypeError(f"a checkpoint list holds named Parameters or {{'name', 'data'}} dicts, "
+                    f"got {entry!r}")
+
+
+def _storage(value: Any, name: str) -> tuple[np.ndarray, Any]:
+    """``value`` as (array in reference storage, IR dtype)."""
+    if isinstance(value, Tensor):
+        if value.is_traced:
+            raise CheckpointError(f"{name!r} is a traced tensor; save concrete values, outside "
+                                  "@jit")
+        return value.numpy(), value.dtype
+    arr = np.asarray(value)
+    return arr, to_dtype(arr.dtype)
+
+
+# -- writing ------------------------------------------------------------------------------------
+
+
+def save_checkpoint(save_obj: Any, ckpt_file_name: PathLike,
+                    append_dict: Optional[Mapping[str, Any]] = None,
+                    choice_func: Optional[Callable[[str], bool]] = None) -> None:
+    """Save the tensors of ``save_obj`` (see :func:`_named_tensors`) to ``ckpt_file_name``,
+    atomically.  ``append_dict`` adds entries of your own: tensors are stored with the
+    parameters, numbers, booleans and strings in the header's metadata (``{"epoch_num": 3}``).
+    ``choice_func(name)`` keeps only the parameters it returns true for."""
+    entries = _named_tensors(save_obj)
+    if choice_func is not None:
+        entries = {k: v for k, v in entries.items() if choice_func(k)}
+    metadata: dict[str, Any] = {}
+    for key, value in (append_dict or {}).items():
+        if key in entries:
+            raise CheckpointError(f"append_dict key {key!r} is also a parameter name")
+        if isinstance(value, _SCALARS):
+            metadata[key] = value
+        elif isinstance(value, (Tensor, np.ndarray)):
+            entries[key] = value
+        else:
+            raise TypeError(f"append_dict[{key!r}] is a {type(value).__name__}; it may hold "
+                            "tensors, numbers, booleans and strings")
+    arrays, dtypes = {}, {}
+    for name, value in entries.items():
+        arrays[name], dtypes[name] = _storage(value, name)
+    tensors = _tensors(arrays, dtypes)
+    table, payload_nbytes = {}, 0
+    digest = hashlib.sha256()
+    for chunk in _payload_chunks(tensors):
+        digest.update(chunk)
+    for t in tensors:
+        offset = _aligned(payload_nbytes)
+        table[t.name] = {"dtype": t.dtype.name, "shape": list(t.shape), "offset": offset,
+                         "nbytes": t.stored.nbytes}
+        payload_nbytes = offset + t.stored.nbytes
+    header = json.dumps({
+        "format_version": FORMAT_VERSION, "producer": f"mskernel-nn {__version__}",
+        "tensors": table, "payload": {"nbytes": payload_nbytes, "sha256": digest.hexdigest()},
+        "metadata": metadata,
+    }).encode("utf-8")
+    head = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header
+    head += bytes(_aligned(len(head)) - len(head))
+    _write_atomically(os.fspath(ckpt_file_name), [head, *_payload_chunks(tensors)])
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def _read(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
+    """(arrays, their dtypes, metadata) of a checkpoint file, after every integrity check."""
+    with open(path, "rb") as f:
+        data = bytearray(os.fstat(f.fileno()).st_size)
+        del data[f.readinto(data):]
+    reader = _Reader(path, data)
+    size = len(data)
+    if data[:len(MAGIC)] != MAGIC[:min(size, len(MAGIC))]:
+        raise reader.error(f"not an mskernel checkpoint (it does not start with {MAGIC!r})")
+    if size < _PREFIX.size:
+        raise reader.error(f"truncated: expected at least {_PREFIX.size} bytes, found {size}")
+    _, version, header_nbytes = _PREFIX.unpack_from(data)
+    if version > FORMAT_VERSION:
+        raise reader.error(f"written by a newer mskernel-nn (checkpoint format {version}); this "
+                           f"one reads up to {FORMAT_VERSION}; upgrade mskernel-nn")
+    if version < 1:
+        raise reader.error(f"corrupt: checkpoint format version {version} does not exist")
+    header_end = _PREFIX.size + header_nbytes
+    if size < header_end:
+        raise reader.error(f"truncated: the header needs {header_end} bytes, found {size}")
+    try:
+        header = json.loads(data[_PREFIX.size:header_end].decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise reader.error(f"invalid header: not UTF-8 JSON ({exc})") from None
+    if not isinstance(header, dict):
+        raise reader.error("invalid header: not a JSON object")
+    if reader.field(header, "format_version", int) != version:
+        raise reader.error(f"corrupt: the header says format {header['format_version']}, the "
+                           f"file prefix says {version}")
+    metadata = reader.field(header, "metadata", dict)
+    reader.payload_start = _aligned(header_end)
+    reader.check_payload(header)
+    arrays, dtypes = reader.tensors(header)
+    return arrays, dtypes, metadata
+
+
+def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool = False,
+                    filter_prefix: Union[str, Sequence[str], None] = None,
+                    specify_prefix: Union[str, Sequence[str], None] = None,
+                    choice_func: Optional[Callable[[str], bool]] = None) -> dict[str, Any]:
+    """Read a checkpoint: a dict of name → :class:`~mskernel.Parameter`, plus the metadata
+    entries ``append_dict`` saved (as Python values).  ``filter_prefix`` drops names starting
+    with the prefix(es), ``specify_prefix`` keeps only those starting with them,
+    ``choice_func(name)`` keeps those it returns true for.  With ``net``, the parameters are
+    also loaded into it (:func:`load_param_into_net` with ``strict_load``).
+
+    Raises :class:`~mskernel.errors.FileFormatError` naming the file and the failed check
+    when it is not a checkpoint, is truncated or corrupt, or is of a newer format."""
+    path = os.fspath(ckpt_file_name)
+    arrays, dtypes, metadata = _read(path)
+    drop = _prefixes(filter_prefix)
+    keep = _prefixes(specify_prefix)
+
+    def wanted(name: str) -> bool:
+        return (not name.startswith(drop) and (not keep or name.startswith(keep))
+                and (choice_func is None or choice_func(name)))
+
+    params: dict[str, Any] = {
+        name: Parameter(arr, name=name, dtype=dtypes[name])
+        for name, arr in arrays.items() if wanted(name)}
+    if net is not None:
+        load_param_into_net(net, params, strict_load=strict_load)
+    params.update((k, v) for k, v in metadata.items() if wanted(k))
+    return params
+
+
+def _prefixes(value: Union[str, Sequence[str], None]) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
+
+
+def load_param_into_net(net: Any, parameter_dict: Mapping[str, Any],
+                        strict_load: bool = False) -> tuple[list[str], list[str]]:
+    """Assign the tensors of ``parameter_dict`` (name → tensor or array, as
+    :func:`load_checkpoint` returns) to the parameters of ``net`` with the same names.
+
+    Returns ``(param_not_load, ckpt_not_load)``: the network's parameters the dict has no
+    value for, and the dict's tensors the network has no parameter for.  With
+    ``strict_load=True`` either list being non-empty is an error; without, the matching
+    parameters are loaded and a warning names the ones left as they were.  A shape mismatch,
+    or a value of another kind of dtype (float for an int parameter), is always an error.
+    Nothing is assigned unless every check passes."""
+    targets = _named_tensors(net)
+    tensors = {k: v for k, v in parameter_dict.items() if not isinstance(v, _SCALARS)}
+    param_not_load = [name for name in targets if name not in tensors]
+    ckpt_not_load = [name for name in tensors if name not in targets]
+    problems = []
+    for name, target in targets.items():
+        if name in tensors:
+            problem = _mismatch(name, target, tensors[name])
+            if problem:
+                problems.append(problem)
+    if strict_load and param_not_load:
+        problems.append(f"missing from the checkpoint: {', '.join(param_not_load)}")
+    if strict_load and ckpt_not_load:
+        problems.append(f"unexpected in the checkpoint (no such parameter): "
+                        f"{', '.join(ckpt_not_load)}")
+    if problems:
+        raise CheckpointError(f"cannot load the checkpoint into {type(net).__name__}:\n  "
+                              + "\n  ".join(problems))
+    for name, target in targets.items():
+        if name in tensors:
+            value = tensors[name]
+            target.assign_value(value if isinstance(value, Tensor)
+                                else Tensor(np.asarray(value), target.dtype))
+    if param_not_load:
+        warnings.warn(f"{len(param_not_load)} parameter(s) of {type(net).__name__} were not in "
+                      f"the checkpoint and keep their values: {', '.join(param_not_load)}",
+                      stacklevel=2)
+    return param_not_load, ckpt_not_load
+
+
+def _mismatch(name: str, target: Any, value: Any) -> Optional[str]:
+    """Why ``value`` cannot be loaded into parameter ``target``, or ``None``."""
+    if not isinstance(target, Parameter):
+        return f"{name}: the network's entry is a {type(target).__name__}, not a Parameter"
+    if isinstance(value, Tensor):
+        shape, dt = value.shape, value.dtype
+    else:
+        arr = np.asarray(value)
+        shape, dt = arr.shape, to_dtype(arr.dtype)
+    if shape != target.shape:
+        return f"{name}: the checkpoint has shape {list(shape)}, the network {list(target.shape)}"
+    if dt.kind != target.dtype.kind:
+        return (f"{name}: the checkpoint holds {dt.name}, the network's parameter is "
+                f"{target.dtype.name}")
+    return None
