@@ -13,6 +13,14 @@ __version__ = "0.1.0"
 #: The version of the plugin API: hookspecs, registries and the Backend interface.
 PLUGIN_API_VERSION = "1.0"
 
+def _install_namespace_importer() -> None:
+    from ._importer import install
+
+    install()
+
+
+_install_namespace_importer()
+
 _SUBMODULES = {"ir", "ops", "passes", "runtime", "hooks", "errors", "cli", "frontend"}
 
 #: Top-level names of the frontend → (module, attribute) — imported on first access, so

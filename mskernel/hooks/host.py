@@ -261,6 +261,12 @@ class PluginHost:
                             status="broken", reason=failure[0], detail=failure[1]))
             return self._commands
 
+    def namespace_target(self, name: str) -> Optional[str]:
+        """The registered target of namespace ``name`` (``None`` when none is registered)."""
+        self.load_external()
+        entry = self.namespaces.modules.get(name)
+        return entry[0] if entry else None
+
     def namespace(self, name: str) -> Any:
         """What ``mskernel.<name>`` stands for — a module, or an attribute of one for a
         ``"module:attribute"`` target — imported on first access."""

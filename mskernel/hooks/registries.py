@@ -4,8 +4,9 @@ scoping wrapper that stamps what a plugin registers with its distribution name."
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import importlib.machinery
 import sys
+import types
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
 
@@ -44,7 +45,13 @@ class NamespaceRegistry:
 def _is_core_name(name: str) -> bool:
     """Whether ``mskernel.<name>`` is an attribute or submodule of the core (not imported)."""
     core = sys.modules["mskernel"]
-    return name in vars(core) or importlib.util.find_spec(f"mskernel.{name}") is not None
+    value = vars(core).get(name)
+    if isinstance(value, types.ModuleType) and not value.__name__.startswith("mskernel."):
+        return False  # an imported plugin namespace (``import mskernel.nn``), not the core's
+    if value is not None:
+        return True
+    # a real submodule file of the core (the namespace importer is not consulted)
+    return importlib.machinery.PathFinder.find_spec(f"mskernel.{name}", core.__path__) is not None
 
 
 @dataclass

@@ -113,6 +113,20 @@ def test_namespace_is_imported_on_first_access_only(sandbox):
     assert api.double_graph(tensor_type("i32", (2,))).nodes[0].op == "demo.double"
 
 
+def test_namespaces_import_like_submodules(sandbox):
+    sandbox.install_demo()
+    try:
+        from mskernel.demo import double_graph  # noqa: PLC0415 - the import is the test
+        import mskernel.demo as demo  # noqa: PLC0415
+
+        assert demo is sys.modules["mskernel_demo.api"]
+        assert double_graph is demo.double_graph
+        with pytest.raises(ModuleNotFoundError, match="No module named 'mskernel.nothere'"):
+            import mskernel.nothere  # noqa: F401, PLC0415
+    finally:
+        sys.modules.pop("mskernel.demo", None)
+
+
 def test_report_lists_everything_the_plugin_registered(sandbox):
     sandbox.install_demo()
     report = plugin_report(host(), "demo")
