@@ -32,7 +32,7 @@ def _torch_draw(fill, shape=SHAPE) -> np.ndarray:
 
 def _same_distribution(ours: np.ndarray, theirs: np.ndarray) -> None:
     """Moments and extremes agree within what 73728 draws allow (a few standard errors)."""
-    std = theirs.std()
+    std = float(theirs.std())
     se = std / math.sqrt(ours.size)
     assert abs(ours.mean() - theirs.mean()) < 6 * se
     assert ours.std() == pytest.approx(std, rel=0.02)
