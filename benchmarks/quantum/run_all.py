@@ -1,0 +1,130 @@
+"""Run the quantum benchmarks of every framework side by side and print the ratios.
+
+Each round runs every (framework, thread count) once, in turn, so all frameworks see the
+same machine state; the summary takes the median over rounds.  Interpreters (each needs its
+framework installed, see setup_envs.sh):
+
+    MSKERNEL_PYTHON     default: this interpreter (with mskernel-quantum installed)
+    MINDQUANTUM_PYTHON  default: $ANCHORS/venv_mindquantum/bin/python
+    QISKIT_PYTHON       default: $ANCHORS/venv_qiskit/bin/python
+
+    python run_all.py --rounds 3 --threads 1,2 --out results.jsonl
+    python run_all.py --summarize results.jsonl        # only print the tables again
+
+Ratios are (other framework's time) / (mskernel's time): above 1, mskernel is faster.
+MindQuantum runs twice with two threads: with OpenMP's default (spinning) wait policy and
+with OMP_WAIT_POLICY=passive; the better one is compared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ANCHORS = Path(os.environ.get("ANCHORS", Path(os.environ.get("TMPDIR", "/tmp")) / "anchors"))
+
+
+def configurations(threads: int) -> list[tuple[str, str, str, dict]]:
+    """(label, interpreter, script, extra environment) for one thread count."""
+    python = {
+        "mskernel": os.environ.get("MSKERNEL_PYTHON", sys.executable),
+        "mindquantum": os.environ.get("MINDQUANTUM_PYTHON",
+                                      str(ANCHORS / "venv_mindquantum/bin/python")),
+        "qiskit": os.environ.get("QISKIT_PYTHON", str(ANCHORS / "venv_qiskit/bin/python")),
+    }
+    configs = [("mskernel", python["mskernel"], "bench_mskernel.py", {}),
+               ("mindquantum", python["mindquantum"], "bench_mindquantum.py", {}),
+               ("qiskit-aer", python["qiskit"], "bench_qiskit.py", {})]
+    if threads > 1:
+        configs.insert(2, ("mindquantum[passive]", python["mindquantum"],
+                           "bench_mindquantum.py", {"OMP_WAIT_POLICY": "passive"}))
+    return configs
+
+
+def run_round(round_index: int, thread_counts: list[int], out: Path) -> None:
+    for threads in thread_counts:
+        for label, python, script, extra in configurations(threads):
+            if not Path(python).exists():
+                print(f"skip {label}: no interpreter at {python}", file=sys.stderr)
+                continue
+            env = {**os.environ, **extra, "BENCH_THREADS": str(threads)}
+            proc = subprocess.run([python, str(HERE / script)], env=env, capture_output=True,
+                                  text=True)
+            if proc.returncode != 0:
+                print(f"{label} failed:\n{proc.stderr[-2000:]}", file=sys.stderr)
+                continue
+            with out.open("a") as f:
+                for line in proc.stdout.splitlines():
+                    row = json.loads(line)
+                    row.update(config=label, round=round_index)
+                    f.write(json.dumps(row) + "\n")
+                    print(f"round {round_index} {label:22s} {row['task']:11s} "
+                          f"{row['n_qubits']}q {threads}t {row['seconds']:.3f} s", flush=True)
+
+
+def _table(title: str, seconds: dict[tuple, float]) -> list[str]:
+    lines = [title, "",
+             "| task | qubits | threads | mskernel | MindQuantum | ratio | Qiskit Aer | ratio |",
+             "|---|---|---|---|---|---|---|---|"]
+    keys = sorted({(k[1], k[2], k[3]) for k in seconds if k[0] == "mskernel"},
+                  key=lambda k: (k[1], k[0] != "evolve", k[2]))
+    for task, n, threads in keys:
+        ours = seconds[("mskernel", task, n, threads)]
+        mq = [seconds[k] for k in seconds if k[0].startswith("mindquantum") and k[1:] == (
+            task, n, threads)]
+        aer_task = "expectation" if task == "grad" else task
+        aer = seconds.get(("qiskit-aer", aer_task, n, threads))
+        mq_cell = f"{min(mq):.3f} | {min(mq) / ours:.2f}x" if mq else "- | -"
+        aer_cell = (f"{aer:.3f}{' (expectation only)' if task == 'grad' else ''} | "
+                    f"{aer / ours:.2f}x" if aer else "- | -")
+        lines.append(f"| {task} | {n} | {threads} | {ours:.3f} | {mq_cell} | {aer_cell} |")
+    return lines
+
+
+def summarize(path: Path) -> str:
+    """Two tables: the median over rounds of each run's median, and the fastest call seen."""
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    medians: dict[tuple, list[float]] = defaultdict(list)
+    best: dict[tuple, float] = {}
+    for r in rows:
+        key = (r["config"], r["task"], r["n_qubits"], r["threads"])
+        medians[key].append(r["seconds"])
+        best[key] = min(best.get(key, float("inf")), r["min_seconds"])
+    rounds = max((r["round"] for r in rows), default=0) + 1
+    load = statistics.mean(r["load"] for r in rows) if rows else 0.0
+    lines = _table(f"Median over {rounds} round(s) of each run's median, seconds; "
+                   f"ratio = other / mskernel (above 1: mskernel is faster).  Mean host load "
+                   f"average during the runs: {load:.1f}.",
+                   {k: statistics.median(v) for k, v in medians.items()})
+    lines += [""] + _table("Fastest single call over all rounds, seconds.", best)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--threads", default="1,2")
+    parser.add_argument("--out", type=Path, default=HERE / "results.jsonl")
+    parser.add_argument("--summarize", type=Path, help="only summarize this results file")
+    args = parser.parse_args()
+    if args.summarize:
+        print(summarize(args.summarize))
+        return
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"{platform.platform()}", flush=True)
+    thread_counts = [int(t) for t in args.threads.split(",")]
+    for r in range(args.rounds):
+        run_round(r, thread_counts, args.out)
+    print(summarize(args.out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,458 @@
+// The state-vector kernels.  This file is compiled once per instruction set, with MSQ_ISA
+// naming the namespace of that build (see kernels.hpp for why nothing here is shared).
+//
+// Gates on one target (the common case, with diagonal and anti-diagonal matrices apart) and
+// applications of two-target gates are written out; the rest are written once over the group
+// size D, a compile-time constant for two and three targets (the loops unroll) and 0 for
+// larger gates, which keep their groups in per-thread scratch.  Complex numbers are a local
+// plain struct so that no std::complex code is instantiated here.
+#include "kernels.hpp"
+
+#include <type_traits>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#ifndef MSQ_ISA
+#error "compile kernels.cpp with -DMSQ_ISA=<namespace>"
+#endif
+
+namespace msq {
+namespace MSQ_ISA {
+namespace {
+
+template <class T>
+struct Cx {
+  T re, im;
+};
+
+template <class T>
+inline Cx<T> operator+(Cx<T> a, Cx<T> b) { return {a.re + b.re, a.im + b.im}; }
+template <class T>
+inline Cx<T> operator*(Cx<T> a, Cx<T> b) {
+  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
+}
+// conj(a) * b in double precision
+template <class T>
+inline Cx<double> conj_mul(Cx<T> a, Cx<T> b) {
+  const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
+  return {ar * br + ai * bi, ar * bi - ai * br};
+}
+inline Cx<double>& operator+=(Cx<double>& a, Cx<double> b) {
+  a.re += b.re;
+  a.im += b.im;
+  return a;
+}
+
+template <class T>
+Cx<T>* cx(std::complex<T>* p) { return reinterpret_cast<Cx<T>*>(p); }
+template <class T>
+const Cx<T>* cx(const std::complex<T>* p) { return reinterpret_cast<const Cx<T>*>(p); }
+
+inline int thread_id() {
+#ifdef _OPENMP
+  return omp_get_thread_num();
+#else
+  return 0;
+#endif
+}
+
+inline index_t group_base(const Layout& L, index_t i) {
+  for (int f = 0; f < L.n_fixed; ++f) {
+    const int p = L.fixed[f];
+    i = ((i >> p) << (p + 1)) | (i & ((index_t(1) << p) - 1));
+  }
+  return i | L.ctrl_mask;
+}
+
+// Runs shorter than this are visited group by group (the base computed for each), longer
+// ones as strided streams.
+constexpr index_t kMinRun = 8;
+
+// chunk_body(c, first, count): chunk c, `count` counters from `first`.  Threads take chunks
+// as they become free: on a shared machine a descheduled thread then delays its region by
+// one chunk, not by its whole share.  Sums are kept per chunk (see `partials`), so results
+// do not depend on which thread took which chunk.
+template <class ChunkBody>
+void for_each_chunk(const Layout& L, ChunkBody&& chunk_body) {
+  const std::int64_t n = std::int64_t(L.n_chunks);
+#pragma omp parallel for schedule(dynamic) num_threads(L.threads) if (L.threads > 1)
+  for (std::int64_t c = 0; c < n; ++c) chunk_body(index_t(c), index_t(c) * L.chunk, L.chunk);
+}
+
+// body(base, length, unit): `length` groups with bases base + j * L.stride, for the counters
+// [first, first + count); `unit` is std::true_type when the stride is 1 and the run long.
+template <class Body>
+inline void for_each_run(const Layout& L, index_t first, index_t count, Body&& body) {
+  const index_t length = L.run < count ? L.run : count;
+  if (length < kMinRun) {
+    for (index_t i = first; i < first + count; ++i) body(group_base(L, i), 1, std::false_type{});
+  } else if (L.stride == 1) {
+    for (index_t i = first; i < first + count; i += length)
+      body(group_base(L, i), length, std::true_type{});
+  } else {
+    for (index_t i = first; i < first + count; i += length)
+      body(group_base(L, i), length, std::false_type{});
+  }
+}
+
+// A group of D amplitudes (D = 0: size known at run time, stored in scratch).
+template <class T, int D>
+struct Group {
+  Cx<T> v[D];
+  explicit Group(Cx<T>*) {}
+  Cx<T>& operator[](int i) { return v[i]; }
+  const Cx<T>& operator[](int i) const { return v[i]; }
+};
+template <class T>
+struct Group<T, 0> {
+  Cx<T>* v;
+  explicit Group(Cx<T>* storage) : v(storage) {}
+  Cx<T>& operator[](int i) { return v[i]; }
+  const Cx<T>& operator[](int i) const { return v[i]; }
+};
+
+template <class T, int D>
+inline void load(const Cx<T>* p, const index_t* off, int d, Group<T, D>& g) {
+  for (int r = 0; r < d; ++r) g[r] = p[off[r]];
+}
+template <class T, int D>
+inline void store(Cx<T>* p, const index_t* off, int d, const Group<T, D>& g) {
+  for (int r = 0; r < d; ++r) p[off[r]] = g[r];
+}
+template <class T, int D>
+inline void matvec(const Cx<T>* m, int d, const Group<T, D>& in, Group<T, D>& out) {
+  for (int r = 0; r < d; ++r) {
+    Cx<T> acc = m[r * d] * in[0];
+    for (int s = 1; s < d; ++s) acc = acc + m[r * d + s] * in[s];
+    out[r] = acc;
+  }
+}
+template <class T, int D>
+inline Cx<double> dot(const Group<T, D>& a, const Group<T, D>& b, int d) {
+  Cx<double> acc{0, 0};
+  for (int r = 0; r < d; ++r) acc += conj_mul(a[r], b[r]);
+  return acc;
+}
+
+template <class F>
+inline void with_group_size(int d, F&& f) {
+  switch (d) {
+    case 4: f(std::integral_constant<int, 4>{}); break;
+    case 8: f(std::integral_constant<int, 8>{}); break;
+    default: f(std::integral_constant<int, 0>{});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+template <class T>
+struct Matrix2 {
+  Cx<T> m0, m1, m2, m3;
+  Matrix2() = default;
+  explicit Matrix2(const Cx<T>* m) : m0(m[0]), m1(m[1]), m2(m[2]), m3(m[3]) {}
+  // (x, y) <- M (x, y)
+  inline void apply(Cx<T>& x, Cx<T>& y) const {
+    const Cx<T> nx = m0 * x + m1 * y;
+    y = m2 * x + m3 * y;
+    x = nx;
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// one target: groups are pairs (base, base + half), written out for speed
+
+// body(a, b, k) for every pair (a[k], b[k]) of the gate, a and b the two halves' streams.
+template <class T, class Body>
+inline void for_each_pair(Cx<T>* psi, const Layout& L, Body&& body) {
+  const index_t half = L.offsets[1], stride = L.stride;
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    for_each_run(L, first, count, [&](index_t base, index_t length, auto unit) {
+      Cx<T>* a = psi + base;
+      Cx<T>* b = a + half;
+      for (index_t j = 0; j < length; ++j)
+        body(a, b, decltype(unit)::value ? j : j * stride);
+    });
+  });
+}
+
+template <class T>
+inline bool is_zero(Cx<T> z) { return z.re == 0 && z.im == 0; }
+
+// Diagonal (RZ, phases) and anti-diagonal (X, Y, CNOT) matrices need half the products.
+template <class T>
+void apply_matrix_2(Cx<T>* psi, const Layout& L, const Cx<T>* m) {
+  const Matrix2<T> M(m);
+  if (is_zero(M.m1) && is_zero(M.m2)) {
+    for_each_pair(psi, L, [&](Cx<T>* a, Cx<T>* b, index_t k) {
+      a[k] = M.m0 * a[k];
+      b[k] = M.m3 * b[k];
+    });
+  } else if (is_zero(M.m0) && is_zero(M.m3)) {
+    for_each_pair(psi, L, [&](Cx<T>* a, Cx<T>* b, index_t k) {
+      const Cx<T> x = a[k];
+      a[k] = M.m1 * b[k];
+      b[k] = M.m2 * x;
+    });
+  } else {
+    for_each_pair(psi, L, [&](Cx<T>* a, Cx<T>* b, index_t k) { M.apply(a[k], b[k]); });
+  }
+}
+
+// Two targets, written out: four streams and the 4x4 matrix in registers.
+template <class T>
+void apply_matrix_4(Cx<T>* psi, const Layout& L, const Cx<T>* m) {
+  Cx<T> r[16];
+  for (int i = 0; i < 16; ++i) r[i] = m[i];
+  const index_t o1 = L.offsets[1], o2 = L.offsets[2], o3 = L.offsets[3], stride = L.stride;
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    for_each_run(L, first, count, [&](index_t base, index_t length, auto unit) {
+      Cx<T>* p = psi + base;
+      for (index_t j = 0; j < length; ++j) {
+        const index_t k = decltype(unit)::value ? j : j * stride;
+        const Cx<T> v0 = p[k], v1 = p[k + o1], v2 = p[k + o2], v3 = p[k + o3];
+        p[k] = r[0] * v0 + r[1] * v1 + r[2] * v2 + r[3] * v3;
+        p[k + o1] = r[4] * v0 + r[5] * v1 + r[6] * v2 + r[7] * v3;
+        p[k + o2] = r[8] * v0 + r[9] * v1 + r[10] * v2 + r[11] * v3;
+        p[k + o3] = r[12] * v0 + r[13] * v1 + r[14] * v2 + r[15] * v3;
+      }
+    });
+  });
+}
+
+template <class T>
+void inner_matrix_2(const Cx<T>* bra, const Cx<T>* ket, const Layout& L, const Cx<T>* m,
+                    std::complex<double>* partials) {
+  const Matrix2<T> M(m);
+  const index_t half = L.offsets[1], stride = L.stride;
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    Cx<double> acc{0, 0};
+    for_each_run(L, first, count, [&](index_t base, index_t length, auto unit) {
+      for (index_t j = 0; j < length; ++j) {
+        const index_t k = base + (decltype(unit)::value ? j : j * stride);
+        Cx<T> x = ket[k], y = ket[k + half];
+        M.apply(x, y);
+        acc += conj_mul(bra[k], x);
+        acc += conj_mul(bra[k + half], y);
+      }
+    });
+    *cx(partials + c * kPartialStride) += acc;
+  });
+}
+
+// psi <- U^dag psi; outer[r][s] = sum over groups of conj(lam_r) psi_s; lam <- U^dag lam.
+// (The derivative sums are contracted from `outer` by the caller.)
+template <class T>
+void adjoint_step_2(Cx<T>* psi, Cx<T>* lam, const Layout& L, const Cx<T>* inverse,
+                    std::complex<double>* outer, std::size_t outer_stride) {
+  const Matrix2<T> inv(inverse);
+  const index_t half = L.offsets[1], stride = L.stride;
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    double s[8] = {};  // outer[0][0], [0][1], [1][0], [1][1] as (re, im)
+    for_each_run(L, first, count, [&](index_t base, index_t length, auto unit) {
+      Cx<T>* pa = psi + base;
+      Cx<T>* pb = pa + half;
+      Cx<T>* la = lam + base;
+      Cx<T>* lb = la + half;
+      double s0r = 0, s0i = 0, s1r = 0, s1i = 0, s2r = 0, s2i = 0, s3r = 0, s3i = 0;
+#pragma omp simd reduction(+ : s0r, s0i, s1r, s1i, s2r, s2i, s3r, s3i)
+      for (index_t j = 0; j < length; ++j) {
+        const index_t k = decltype(unit)::value ? j : j * stride;
+        Cx<T> x = pa[k], y = pb[k];
+        inv.apply(x, y);
+        pa[k] = x;
+        pb[k] = y;
+        Cx<T> u = la[k], v = lb[k];
+        const Cx<double> ux = conj_mul(u, x), uy = conj_mul(u, y);
+        const Cx<double> vx = conj_mul(v, x), vy = conj_mul(v, y);
+        s0r += ux.re; s0i += ux.im; s1r += uy.re; s1i += uy.im;
+        s2r += vx.re; s2i += vx.im; s3r += vy.re; s3i += vy.im;
+        inv.apply(u, v);
+        la[k] = u;
+        lb[k] = v;
+      }
+      const double add[8] = {s0r, s0i, s1r, s1i, s2r, s2i, s3r, s3i};
+      for (int i = 0; i < 8; ++i) s[i] += add[i];
+    });
+    Cx<double>* mine = cx(outer + c * outer_stride);
+    for (int i = 0; i < 4; ++i) mine[i] += Cx<double>{s[2 * i], s[2 * i + 1]};
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// any number of targets: groups through the offsets table
+
+template <class T, int D>
+void apply_matrix_n(Cx<T>* psi, const Layout& L, const Cx<T>* m, Cx<T>* scratch) {
+  const int d = L.group_size;
+  const index_t* off = L.offsets;
+  const index_t stride = L.stride;
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    Cx<T>* mine = scratch + std::size_t(thread_id()) * 3 * d;
+    Group<T, D> in(mine), out(mine + d);
+    for_each_run(L, first, count, [&](index_t base, index_t length, auto unit) {
+      for (index_t j = 0; j < length; ++j) {
+        Cx<T>* p = psi + base + (decltype(unit)::value ? j : j * stride);
+        load(p, off, d, in);
+        matvec(m, d, in, out);
+        store(p, off, d, out);
+      }
+    });
+  });
+}
+
+template <class T, int D>
+void inner_matrix_n(const Cx<T>* bra, const Cx<T>* ket, const Layout& L, const Cx<T>* m,
+                    Cx<T>* scratch, std::complex<double>* partials) {
+  const int d = L.group_size;
+  const index_t* off = L.offsets;
+  const index_t stride = L.stride;
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    Cx<T>* mine = scratch + std::size_t(thread_id()) * 3 * d;
+    Group<T, D> b(mine), k(mine + d), mk(mine + 2 * d);
+    Cx<double> acc{0, 0};
+    for_each_run(L, first, count, [&](index_t base, index_t length, auto unit) {
+      for (index_t j = 0; j < length; ++j) {
+        const index_t at = base + (decltype(unit)::value ? j : j * stride);
+        load(bra + at, off, d, b);
+        load(ket + at, off, d, k);
+        matvec(m, d, k, mk);
+        acc += dot(b, mk, d);
+      }
+    });
+    *cx(partials + c * kPartialStride) += acc;
+  });
+}
+
+template <class T, int D>
+void adjoint_step_n(Cx<T>* psi, Cx<T>* lam, const Layout& L, const Cx<T>* inv, Cx<T>* scratch,
+                    std::complex<double>* outer, std::size_t outer_stride) {
+  const int d = L.group_size;
+  const index_t* off = L.offsets;
+  const index_t stride = L.stride;
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    Cx<T>* mine = scratch + std::size_t(thread_id()) * 3 * d;
+    Group<T, D> a(mine), b(mine + d), t(mine + 2 * d);
+    Cx<double>* sums = cx(outer + c * outer_stride);
+    for_each_run(L, first, count, [&](index_t base, index_t length, auto unit) {
+      for (index_t j = 0; j < length; ++j) {
+        const index_t at = base + (decltype(unit)::value ? j : j * stride);
+        load(psi + at, off, d, t);
+        matvec(inv, d, t, a);
+        store(psi + at, off, d, a);
+        load(lam + at, off, d, b);
+        for (int r = 0; r < d; ++r)
+          for (int c = 0; c < d; ++c) sums[r * d + c] += conj_mul(b[r], a[c]);
+        matvec(inv, d, b, t);
+        store(lam + at, off, d, t);
+      }
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// the table entries: dispatch on the group size
+
+template <class T>
+void apply_matrix(std::complex<T>* psi, const Layout& L, const std::complex<T>* matrix,
+                  std::complex<T>* scratch) {
+  if (L.group_size == 2) return apply_matrix_2(cx(psi), L, cx(matrix));
+  if (L.group_size == 4) return apply_matrix_4(cx(psi), L, cx(matrix));
+  with_group_size(L.group_size, [&](auto size) {
+    apply_matrix_n<T, decltype(size)::value>(cx(psi), L, cx(matrix), cx(scratch));
+  });
+}
+
+template <class T>
+void inner_matrix(const std::complex<T>* bra, const std::complex<T>* ket, const Layout& L,
+                  const std::complex<T>* matrix, std::complex<T>* scratch,
+                  std::complex<double>* partials) {
+  if (L.group_size == 2) return inner_matrix_2(cx(bra), cx(ket), L, cx(matrix), partials);
+  with_group_size(L.group_size, [&](auto size) {
+    inner_matrix_n<T, decltype(size)::value>(cx(bra), cx(ket), L, cx(matrix), cx(scratch),
+                                             partials);
+  });
+}
+
+template <class T>
+void adjoint_step(std::complex<T>* psi, std::complex<T>* lam, const Layout& L,
+                  const std::complex<T>* inverse, std::complex<T>* scratch,
+                  std::complex<double>* outer, std::size_t outer_stride) {
+  if (L.group_size == 2)
+    return adjoint_step_2(cx(psi), cx(lam), L, cx(inverse), outer, outer_stride);
+  with_group_size(L.group_size, [&](auto size) {
+    adjoint_step_n<T, decltype(size)::value>(cx(psi), cx(lam), L, cx(inverse), cx(scratch),
+                                             outer, outer_stride);
+  });
+}
+
+// (-1)^popcount(bits), without a branch (the parities of a sweep are unpredictable)
+template <class T>
+inline T parity_sign(index_t bits) { return T(1) - T(2) * T(__builtin_parityll(bits)); }
+
+template <class T>
+void pauli_expectation(const std::complex<T>* state, const Layout& L, index_t xmask,
+                       const index_t* zmasks, const std::complex<double>* coeffs, int terms,
+                       std::complex<double>* partials) {
+  const Cx<T>* psi = cx(state);
+  const Cx<double>* coef = cx(coeffs);
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    Cx<double> acc{0, 0};
+    for (index_t j = first; j < first + count; ++j) {
+      Cx<double> weight{0, 0};
+      for (int t = 0; t < terms; ++t) {
+        const double sign = parity_sign<double>(j & zmasks[t]);
+        weight += Cx<double>{sign * coef[t].re, sign * coef[t].im};
+      }
+      const Cx<double> overlap = conj_mul(psi[j ^ xmask], psi[j]);
+      acc += overlap * weight;
+    }
+    *cx(partials + c * kPartialStride) += acc;
+  });
+}
+
+// Terms arrive sorted by X mask; each run of equal masks shares one amplitude, so its signed
+// coefficients are summed before the multiplication.
+template <class T>
+void apply_pauli_sum(const std::complex<T>* state, std::complex<T>* result, const Layout& L,
+                     const index_t* xmasks, const index_t* zmasks, const std::complex<T>* coeffs,
+                     int terms) {
+  const Cx<T>* psi = cx(state);
+  Cx<T>* out = cx(result);
+  const Cx<T>* coef = cx(coeffs);
+  for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    for (index_t k = first; k < first + count; ++k) {
+      Cx<T> acc{0, 0};
+      for (int t = 0; t < terms;) {
+        const index_t x = xmasks[t], j = k ^ x;
+        Cx<T> weight{0, 0};
+        for (; t < terms && xmasks[t] == x; ++t) {
+          const T sign = parity_sign<T>(j & zmasks[t]);
+          weight = Cx<T>{weight.re + sign * coef[t].re, weight.im + sign * coef[t].im};
+        }
+        acc = acc + weight * psi[j];
+      }
+      out[k] = acc;
+    }
+  });
+}
+
+template <class T>
+KernelTable<T> table() {
+  return {&apply_matrix<T>, &inner_matrix<T>, &adjoint_step<T>, &pauli_expectation<T>,
+          &apply_pauli_sum<T>};
+}
+
+}  // namespace
+
+#define MSQ_STRINGIFY2(x) #x
+#define MSQ_STRINGIFY(x) MSQ_STRINGIFY2(x)
+
+const KernelSet& kernel_set() {
+  static const KernelSet set{MSQ_STRINGIFY(MSQ_ISA), table<double>(), table<float>()};
+  return set;
+}
+
+}  // namespace MSQ_ISA
+}  // namespace msq

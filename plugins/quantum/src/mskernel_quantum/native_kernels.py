@@ -1,0 +1,87 @@
+"""The native (C++/OpenMP) kernels, with the interface of
+:class:`~mskernel_quantum.reference_kernels.NumpyKernels`.
+
+Threads: ``NativeKernels(threads)`` uses that many; by default the ``MSKERNEL_NUM_THREADS``
+environment variable (read at each call) or else the CPUs this process may run on.  OpenMP's
+idle threads sleep instead of spinning (``OMP_WAIT_POLICY=PASSIVE``, set before the OpenMP
+runtime loads unless the user set it): spinning threads on shared or oversubscribed CPUs
+stall every parallel region.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional, Sequence
+
+import numpy as np
+
+from .errors import QuantumError
+
+THREADS_ENV = "MSKERNEL_NUM_THREADS"
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+from . import _native  # noqa: E402 - must load after the wait policy is set
+
+Qubits = Sequence[int]
+
+
+def default_threads() -> int:
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise QuantumError(f"{THREADS_ENV}={raw!r} is not an integer") from None
+        if value < 1:
+            raise QuantumError(f"{THREADS_ENV} must be at least 1, got {value}")
+        return value
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (
+        os.cpu_count() or 1)
+
+
+def _matrix(m: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(m, dtype=np.complex128)
+
+
+class NativeKernels:
+    """The C++ kernels; states must be C-contiguous complex64 or complex128 vectors."""
+
+    name = "native"
+    openmp: bool = _native.openmp
+
+    def __init__(self, threads: Optional[int] = None) -> None:
+        if threads is not None and threads < 1:
+            raise QuantumError(f"threads must be at least 1, got {threads}")
+        self._threads = threads
+
+    @property
+    def threads(self) -> int:
+        return self._threads or default_threads()
+
+    def apply_matrix(self, state: np.ndarray, matrix: np.ndarray, targets: Qubits,
+                     controls: Qubits) -> None:
+        _native.apply_matrix(state, _matrix(matrix), list(targets), list(controls),
+                             self.threads)
+
+    def inner_matrix(self, bra: np.ndarray, ket: np.ndarray, matrix: np.ndarray,
+                     targets: Qubits, controls: Qubits) -> complex:
+        return _native.inner_matrix(bra, ket, _matrix(matrix), list(targets), list(controls),
+                                    self.threads)
+
+    def adjoint_step(self, psi: np.ndarray, lam: np.ndarray, inverse: np.ndarray,
+                     derivatives: np.ndarray, targets: Qubits,
+                     controls: Qubits) -> np.ndarray:
+        d = 1 << len(targets)
+        stack = _matrix(derivatives).reshape(-1, d, d)
+        return np.array(_native.adjoint_step(psi, lam, _matrix(inverse), stack, list(targets),
+                                             list(controls), self.threads), dtype=np.complex128)
+
+    def pauli_expectation(self, state: np.ndarray, xmask: int, zmasks: Sequence[int],
+                          coeffs: Sequence[complex]) -> complex:
+        return _native.pauli_expectation(state, int(xmask), [int(z) for z in zmasks],
+                                         [complex(c) for c in coeffs], self.threads)
+
+    def apply_pauli_sum(self, state: np.ndarray, out: np.ndarray, xmasks: Sequence[int],
+                        zmasks: Sequence[int], coeffs: Sequence[complex]) -> None:
+        _native.apply_pauli_sum(state, out, [int(x) for x in xmasks], [int(z) for z in zmasks],
+                                [complex(c) for c in coeffs], self.threads)

@@ -1,0 +1,27 @@
+"""The plugin module named by the ``mskernel.plugins`` entry point ``quantum``: registers the
+quantum ops and the ``mskernel.quantum`` namespace.  Importing it is cheap (no simulator,
+no native code)."""
+
+from __future__ import annotations
+
+from mskernel.hooks import PluginInfo, hookimpl
+
+from . import __version__
+from .ops import OPS
+
+
+@hookimpl
+def mskernel_plugin_info() -> PluginInfo:
+    return PluginInfo(name="quantum", version=__version__, kind="library",
+                      provides=["namespace:quantum", "ops:quantum.*"],
+                      description="quantum circuits, simulation with adjoint gradients, noise")
+
+
+@hookimpl
+def mskernel_register_ops(registry) -> None:
+    registry.define_all(OPS)
+
+
+@hookimpl
+def mskernel_register_namespaces(namespaces) -> None:
+    namespaces.register("quantum", "mskernel_quantum.api")

@@ -1,0 +1,137 @@
+"""The native kernels against the NumPy reference kernels, for every gate size, with and
+without controls, both precisions and several thread counts; and their input checks."""
+
+import numpy as np
+import pytest
+
+from mskernel.ir.dtypes import complex64, complex128
+from mskernel.testing import assert_close
+from mskernel_quantum import _native
+from mskernel_quantum.native_kernels import THREADS_ENV, NativeKernels, default_threads
+from mskernel_quantum.reference_kernels import NumpyKernels
+from mskernel_quantum.errors import QuantumError
+
+from circuits import random_unitary
+
+REFERENCE = NumpyKernels()
+PRECISION = {np.complex128: (complex128, None), np.complex64: (complex64, 1e-5)}
+
+
+def _state(rng, n, dtype):
+    psi = rng.normal(size=2 ** n) + 1j * rng.normal(size=2 ** n)
+    return (psi / np.linalg.norm(psi)).astype(dtype)
+
+
+@pytest.fixture(params=_native.isas())
+def isa(request):
+    """Each build of the kernels this CPU can run (baseline, AVX2/FMA)."""
+    previous = _native.isa()
+    _native.use_isa(request.param)
+    yield request.param
+    _native.use_isa(previous)
+
+
+def _operands(rng, n, k, c, structure="dense"):
+    """A matrix (dense, diagonal or anti-diagonal: the kernels' special cases), targets and
+    controls."""
+    qubits = rng.permutation(n)[: k + c].tolist()
+    matrix = rng.normal(size=(2 ** k, 2 ** k)) + 1j * rng.normal(size=(2 ** k, 2 ** k))
+    if structure == "diagonal":
+        matrix = np.diag(np.diag(matrix))
+    elif structure == "antidiagonal":
+        matrix = np.fliplr(np.diag(np.diag(matrix)))
+    return matrix, qubits[:k], qubits[k:]
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("threads", [1, 3])
+@pytest.mark.parametrize("n,k,c,structure", [
+    (1, 1, 0, "dense"), (4, 1, 2, "dense"), (14, 1, 1, "dense"), (14, 1, 0, "diagonal"),
+    (15, 1, 2, "antidiagonal"), (14, 2, 0, "dense"), (9, 2, 2, "dense"), (16, 3, 3, "dense"),
+    (8, 4, 1, "dense"), (7, 5, 0, "dense"), (14, 1, 0, "dense"),
+])
+def test_native_matches_reference(rng, isa, dtype, threads, n, k, c, structure):
+    dt, atol = PRECISION[dtype]
+    native = NativeKernels(threads)
+    psi, lam = _state(rng, n, dtype), _state(rng, n, dtype)
+    matrix, targets, controls = _operands(rng, n, k, c, structure)
+
+    expected, actual = psi.copy(), psi.copy()
+    REFERENCE.apply_matrix(expected, matrix, targets, controls)
+    native.apply_matrix(actual, matrix, targets, controls)
+    assert_close(actual, expected, dt, atol=atol)
+
+    assert_close(native.inner_matrix(lam, psi, matrix, targets, controls),
+                 REFERENCE.inner_matrix(lam, psi, matrix, targets, controls), dt, atol=atol)
+
+    derivatives = np.stack([_operands(rng, n, k, c)[0] for _ in range(3)])
+    p1, l1, p2, l2 = psi.copy(), lam.copy(), psi.copy(), lam.copy()
+    sums = native.adjoint_step(p1, l1, matrix, derivatives, targets, controls)
+    assert_close(sums, REFERENCE.adjoint_step(p2, l2, matrix, derivatives, targets, controls),
+                 dt, atol=atol)
+    assert_close(p1, p2, dt, atol=atol)
+    assert_close(l1, l2, dt, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("n", [1, 6, 14])
+def test_pauli_kernels_match_reference(rng, isa, dtype, n):
+    dt, atol = PRECISION[dtype]
+    native = NativeKernels(2)
+    psi = _state(rng, n, dtype)
+    masks = [int(m) for m in rng.integers(0, 2 ** n, size=(3, 3)).ravel()]
+    xmasks, zmasks, coeffs = masks[:3], masks[3:6], [0.5, -1j, 2.0]
+    assert_close(native.pauli_expectation(psi, xmasks[0], zmasks, coeffs),
+                 REFERENCE.pauli_expectation(psi, xmasks[0], zmasks, coeffs), dt, atol=atol)
+    out, expected = np.empty_like(psi), np.empty_like(psi)
+    native.apply_pauli_sum(psi, out, xmasks, zmasks, coeffs)
+    REFERENCE.apply_pauli_sum(psi, expected, xmasks, zmasks, coeffs)
+    assert_close(out, expected, dt, atol=atol)
+
+
+def test_unitaries_preserve_the_norm_in_single_precision(rng):
+    psi = _state(rng, 14, np.complex64)
+    native = NativeKernels(2)
+    for _ in range(40):
+        k = int(rng.integers(1, 3))
+        targets = rng.permutation(14)[:k].tolist()
+        native.apply_matrix(psi, random_unitary(rng, 2 ** k), targets, [])
+    assert np.linalg.norm(psi.astype(np.complex128)) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_kernel_builds_are_listed_and_switchable():
+    assert _native.isas()[0] == "base" and _native.isa() in _native.isas()
+    with pytest.raises(ValueError, match="no kernel build 'sse1'"):
+        _native.use_isa("sse1")
+
+
+def test_native_kernels_refuse_bad_inputs():
+    native = NativeKernels(1)
+    psi = np.zeros(8, np.complex128)
+    psi[0] = 1
+    x = np.array([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="outside a state of 3 qubits"):
+        native.apply_matrix(psi, x, [3], [])
+    with pytest.raises(ValueError, match="used twice"):
+        native.apply_matrix(psi, x, [1], [1])
+    with pytest.raises(ValueError, match="must be 4x4 for 2 target"):
+        native.apply_matrix(psi, x, [0, 1], [])
+    with pytest.raises(ValueError, match="power of two"):
+        native.apply_matrix(np.zeros(6, np.complex128), x, [0], [])
+    with pytest.raises(TypeError):  # strided views would be copied and the update lost
+        native.apply_matrix(psi[::2], x, [0], [])
+    with pytest.raises(TypeError):
+        native.apply_matrix(np.zeros(8), x, [0], [])
+    with pytest.raises(ValueError, match="differ in length"):
+        native.inner_matrix(psi, psi[:4].copy(), x, [0], [])
+
+
+def test_thread_count_comes_from_the_environment(monkeypatch):
+    monkeypatch.setenv(THREADS_ENV, "3")
+    assert default_threads() == 3 and NativeKernels().threads == 3
+    assert NativeKernels(1).threads == 1
+    monkeypatch.setenv(THREADS_ENV, "zero")
+    with pytest.raises(QuantumError, match="is not an integer"):
+        default_threads()
+    with pytest.raises(QuantumError, match="at least 1"):
+        NativeKernels(0)
