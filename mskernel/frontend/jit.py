@@ -34,7 +34,10 @@ jitted function or a control-flow body — a jitted function is inlined into tha
 
 Methods: ``@jit`` on a method binds ``self`` statically (one cache per instance); ``jit(obj)``
 on a callable object jits ``obj.construct`` (a layer in MindSpore's convention) or else
-``obj.__call__``.
+``obj.__call__``.  When that object defines ``__jit_state__()``, its (hashable) result joins
+the cache key at every call: the state tracing reads besides the arguments, such as a layer's
+training flags, so switching a network to inference mode compiles (once) the inference graph
+instead of reusing the training one.  It runs on every call, so it must be cheap.
 
 What graph mode cannot do as eager code does:
 
@@ -183,6 +186,7 @@ class JitFunction:
         self._static_argnames |= {params[i] for i in self._static_argnums if i < len(params)}
         self._simple = not self._static_argnums and not self._static_argnames
         self._backend = backend
+        self._state = getattr(getattr(self._fn, "__self__", None), "__jit_state__", None)
         self._options = CompileOptions(opt_level=opt_level)
         #: (backend, *signature key) → executable
         self._cache: dict[tuple[Any, ...], Compiled] = {}
@@ -208,7 +212,8 @@ class JitFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if self._simple and not kwargs and not interposing():  # fast path: concrete tensors
-            key: list[Any] = [self._backend or current_device()]
+            key: list[Any] = [self._backend or current_device(),
+                              self._state() if self._state is not None else None]
             arrays: list[DeviceArray] = []
             push, keep = key.append, arrays.append
             for a in args:
@@ -233,7 +238,8 @@ class JitFunction:
             # transforms (autodiff tapes) see every op
             return self._function()(*args, **kwargs)
         signature = self._signature(args, kwargs)
-        key = (self._backend or current_device(), *signature.key)
+        key = (self._backend or current_device(),
+               self._state() if self._state is not None else None, *signature.key)
         entry = self._cache.get(key)
         if entry is None:
             self._misses += 1

@@ -314,3 +314,21 @@ def test_the_nn_namespace_is_registered():
     assert mskernel.nn is api
     assert mskernel.nn.Cell is Cell
     assert [name for name in api.__all__ if not hasattr(api, name)] == []
+
+
+def test_a_jitted_cell_follows_train_and_inference_mode_with_one_compile_each():
+    from mskernel_nn.layers import Dropout
+
+    net = SequentialCell([Dense(8, 8), Dropout(p=0.5)])
+    step = mskernel.jit(net)
+    x = Tensor(np.ones((4, 8), np.float32))
+    inference = net(x).numpy()
+    assert_close(step(x).numpy(), inference, F32)
+    net.set_train(True)
+    dropped = step(x).numpy()
+    assert (dropped == 0).any() and not np.allclose(dropped, inference)
+    net.set_train(False)
+    assert_close(step(x).numpy(), inference, F32)
+    net[1].training = True  # one sub-cell switched by attribute: a third configuration
+    assert (step(x).numpy() == 0).any()
+    assert step.cache_info() == (1, 3, 3)  # (hits, misses, size): back to inference hit

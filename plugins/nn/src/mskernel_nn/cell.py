@@ -25,7 +25,9 @@ Freeze a parameter with ``param.requires_grad = False``.
 
 ``Cell.training`` is ``False`` until :meth:`Cell.set_train` (MindSpore's default): layers
 that behave differently when training (dropout, batch norm) read it when ``construct`` runs,
-so under ``@jit`` it is part of what is traced — call ``set_train`` before the first call.
+so under ``@jit`` it is part of what is traced: the compiled cell keys its cache on the
+training flags of every cell under it (:meth:`Cell.__jit_state__`), so ``set_train(False)``
+after training compiles the inference graph once instead of reusing the training one.
 
 Graph mode: ``mskernel.jit(cell)`` compiles ``cell.construct``.  A cell called while a trace
 is active runs ``construct`` converted by AutoGraph when it is user code, so Python ``if`` and
@@ -45,6 +47,15 @@ from mskernel.frontend.trace import active_trace
 __all__ = ["Cell"]
 
 C = TypeVar("C", bound="Cell")
+
+
+#: Bumped whenever some cell's training flag or children change; cells recompute their
+#: ``__jit_state__`` only after it moved.
+_structure_epoch = [0]
+
+
+def _changed() -> None:
+    _structure_epoch[0] += 1
 
 
 def _join(prefix: str, name: str) -> str:
@@ -94,10 +105,13 @@ class Cell:
                     f"'{name}' is a {kind} of {type(self).__name__}; assign a "
                     f"{'Parameter' if kind == 'parameter' else 'Cell'} or None to it"
                     + (", or change its value with assign_value" if kind == "parameter" else ""))
+            _changed()
             self._params.pop(name, None)
             self._cells.pop(name, None)
             object.__setattr__(self, name, None)
         else:
+            if name == "training":
+                _changed()
             object.__setattr__(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
@@ -112,6 +126,7 @@ class Cell:
             del self._params[name]
         elif name in self._cells:
             del self._cells[name]
+            _changed()
         else:
             object.__delattr__(self, name)
 
@@ -141,6 +156,7 @@ class Cell:
         self._params.pop(child_name, None)
         self._cells[child_name] = child_cell
         child_cell._rename(_join(self._path, child_name), set())
+        _changed()
 
     def _check_name(self, name: str, no_dot: bool, kind: str) -> None:
         if "_params" not in self.__dict__:
@@ -215,7 +231,19 @@ class Cell:
         """Put this cell and every cell under it in training (``True``) or inference mode."""
         for _, cell in self.cells_and_names():
             object.__setattr__(cell, "training", bool(mode))
+        _changed()
         return self
+
+    def __jit_state__(self) -> tuple[bool, ...]:
+        """What tracing ``construct`` reads besides its arguments: the training flag of each
+        cell under this one, in :meth:`cells_and_names` order.  ``mskernel.jit`` adds it to
+        its cache key at every call (cheap: recomputed only after some cell changed)."""
+        cached = self.__dict__.get("_jit_state")
+        if cached is not None and cached[0] == _structure_epoch[0]:
+            return cached[1]
+        flags = tuple(cell.training for _, cell in self.cells_and_names())
+        object.__setattr__(self, "_jit_state", (_structure_epoch[0], flags))
+        return flags
 
     def apply(self: C, fn: Callable[["Cell"], Any]) -> C:
         """Call ``fn`` on every cell under this one, children first, then on this cell."""
