@@ -285,9 +285,9 @@ def test_saving_replaces_the_file_in_place(saved):
 
 
 def test_weights_must_be_stored_as_their_dtype_says(tmp_path):
-    with pytest.raises(TypeError, match="weight 'w' is a float64 array, but a bfloat16 weight "
+    with pytest.raises(TypeError, match="tensor 'w' is a float64 array, but a bfloat16 tensor "
                                         "is stored as float32"):
         save_model(tmp_path / "m", small_graph(), {"w": np.ones(2)}, dtypes={"w": "bf16"})
-    with pytest.raises(ValueError, match="dtypes names weights that are not given: q"):
+    with pytest.raises(ValueError, match="dtypes names tensors that are not given: q"):
         save_model(tmp_path / "m", small_graph(), {}, dtypes={"q": "bf16"})
     assert not os.listdir(tmp_path)

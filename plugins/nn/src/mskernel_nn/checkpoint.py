@@ -1,22 +1,13 @@
 """Checkpoints: ``save_checkpoint``, ``load_checkpoint`` and ``load_param_into_net``
 (MindSpore's names), in a safe file format.
 
-The file is the core's tensor container (:mod:`mskernel.ir.fileformat`) under its own magic,
-without a graph — safetensors' idea: a JSON header, then the raw tensors, nothing pickled,
-nothing executed on load::
-
-    b"MSKCKPT\\0"                magic, 8 bytes
-    format version              u32, little-endian
-    header length               u64, little-endian
-    header                      UTF-8 JSON: format_version, producer, tensors (name → dtype,
-                                shape, offset, nbytes), payload (nbytes, sha256), metadata
-    zero padding                to a multiple of 64 bytes
-    payload                     each tensor little-endian at a 64-byte-aligned offset
-
-Writing is atomic (a temporary file in the same directory, fsynced, renamed over the target),
-so a crash or a kill mid-save leaves the previous checkpoint intact.  Loading checks the
-magic, the version, the length and the SHA-256 of the payload before it trusts a byte, and
-says which check failed (:class:`~mskernel.errors.FileFormatError`).
+The file is the core's tensor container (:mod:`mskernel.ir.container`) under the magic
+``b"MSKCKPT\\0"`` — safetensors' idea: a JSON header, then the raw tensors, nothing pickled,
+nothing executed on load.  Besides the tensor table its header holds ``metadata`` (the
+numbers, booleans and strings of ``append_dict``).  Writing is atomic, so a crash or a kill
+mid-save leaves the previous checkpoint intact.  Loading checks the magic, the version, the
+length and the SHA-256 of the payload before it trusts a byte, and says which check failed
+(:class:`~mskernel.errors.FileFormatError`).
 
 Tensors are keyed by parameter name — ``Parameter.name`` (the dotted path a
 :class:`~mskernel_nn.cell.Cell` gives it, ``"features.0.weight"``).  Saving a training
@@ -27,8 +18,6 @@ the weights — moments, step count, learning rate, all Parameters named after t
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
@@ -38,9 +27,7 @@ from mskernel.errors import MskernelError
 from mskernel.frontend.parameter import Parameter
 from mskernel.frontend.tensor import Tensor
 from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ir.fileformat import (
-    _PREFIX, _Reader, _aligned, _payload_chunks, _tensors, _write_atomically,
-)
+from mskernel.ir.container import Kind, read_container, write_container
 
 from . import __version__
 
@@ -49,6 +36,7 @@ __all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_ch
 MAGIC = b"MSKCKPT\x00"
 #: The version this mskernel-nn writes; it reads every version from 1 up to this one.
 FORMAT_VERSION = 1
+CHECKPOINT = Kind(MAGIC, FORMAT_VERSION, "checkpoint", "mskernel-nn")
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: JSON-representable values ``append_dict`` may hold besides tensors
@@ -138,63 +126,11 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: PathLike,
     arrays, dtypes = {}, {}
     for name, value in entries.items():
         arrays[name], dtypes[name] = _storage(value, name)
-    tensors = _tensors(arrays, dtypes)
-    table, payload_nbytes = {}, 0
-    digest = hashlib.sha256()
-    for chunk in _payload_chunks(tensors):
-        digest.update(chunk)
-    for t in tensors:
-        offset = _aligned(payload_nbytes)
-        table[t.name] = {"dtype": t.dtype.name, "shape": list(t.shape), "offset": offset,
-                         "nbytes": t.stored.nbytes}
-        payload_nbytes = offset + t.stored.nbytes
-    header = json.dumps({
-        "format_version": FORMAT_VERSION, "producer": f"mskernel-nn {__version__}",
-        "tensors": table, "payload": {"nbytes": payload_nbytes, "sha256": digest.hexdigest()},
-        "metadata": metadata,
-    }).encode("utf-8")
-    head = _PREFIX.pack(MAGIC, FORMAT_VERSION, len(header)) + header
-    head += bytes(_aligned(len(head)) - len(head))
-    _write_atomically(os.fspath(ckpt_file_name), [head, *_payload_chunks(tensors)])
+    write_container(ckpt_file_name, CHECKPOINT, f"mskernel-nn {__version__}",
+                    {"metadata": metadata}, arrays, dtypes)
 
 
 # -- reading ------------------------------------------------------------------------------------
-
-
-def _read(path: str) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, Any]]:
-    """(arrays, their dtypes, metadata) of a checkpoint file, after every integrity check."""
-    with open(path, "rb") as f:
-        data = bytearray(os.fstat(f.fileno()).st_size)
-        del data[f.readinto(data):]
-    reader = _Reader(path, data)
-    size = len(data)
-    if data[:len(MAGIC)] != MAGIC[:min(size, len(MAGIC))]:
-        raise reader.error(f"not an mskernel checkpoint (it does not start with {MAGIC!r})")
-    if size < _PREFIX.size:
-        raise reader.error(f"truncated: expected at least {_PREFIX.size} bytes, found {size}")
-    _, version, header_nbytes = _PREFIX.unpack_from(data)
-    if version > FORMAT_VERSION:
-        raise reader.error(f"written by a newer mskernel-nn (checkpoint format {version}); this "
-                           f"one reads up to {FORMAT_VERSION}; upgrade mskernel-nn")
-    if version < 1:
-        raise reader.error(f"corrupt: checkpoint format version {version} does not exist")
-    header_end = _PREFIX.size + header_nbytes
-    if size < header_end:
-        raise reader.error(f"truncated: the header needs {header_end} bytes, found {size}")
-    try:
-        header = json.loads(data[_PREFIX.size:header_end].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise reader.error(f"invalid header: not UTF-8 JSON ({exc})") from None
-    if not isinstance(header, dict):
-        raise reader.error("invalid header: not a JSON object")
-    if reader.field(header, "format_version", int) != version:
-        raise reader.error(f"corrupt: the header says format {header['format_version']}, the "
-                           f"file prefix says {version}")
-    metadata = reader.field(header, "metadata", dict)
-    reader.payload_start = _aligned(header_end)
-    reader.check_payload(header)
-    arrays, dtypes = reader.tensors(header)
-    return arrays, dtypes, metadata
 
 
 def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool = False,
@@ -209,8 +145,8 @@ def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool
 
     Raises :class:`~mskernel.errors.FileFormatError` naming the file and the failed check
     when it is not a checkpoint, is truncated or corrupt, or is of a newer format."""
-    path = os.fspath(ckpt_file_name)
-    arrays, dtypes, metadata = _read(path)
+    container = read_container(ckpt_file_name, CHECKPOINT, {"metadata": dict})
+    arrays, dtypes, metadata = container.tensors, container.dtypes, container.header["metadata"]
     drop = _prefixes(filter_prefix)
     keep = _prefixes(specify_prefix)
 
