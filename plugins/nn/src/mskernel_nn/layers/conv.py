@@ -48,19 +48,33 @@ def per_dim(name: str, value: Any, n: int) -> tuple[int, ...]:
 def pad_pairs(pad_mode: str, padding: Any, n: int) -> Padding:
     """MindSpore's ``pad_mode`` and ``padding`` as the functional ops' padding: ``"same"``,
     ``"valid"`` or one ``(before, after)`` pair per spatial dim."""
+    flat = resolve_padding(pad_mode, padding, 2 * n, "before and after each spatial dim")
+    if isinstance(flat, str):
+        return flat
+    return tuple((flat[2 * i], flat[2 * i + 1]) for i in range(n))
+
+
+def resolve_padding(pad_mode: str, padding: Any, count: int,
+                    meaning: str) -> Union[str, tuple[int, ...]]:
+    """``pad_mode`` checked and lower-cased when it is ``"same"`` or ``"valid"`` (``padding``
+    must then be 0), else the ``count`` paddings of ``"pad"`` (an int, or one int, stands for
+    all of them); ``meaning`` says in errors what the ``count`` values are."""
     mode = pad_mode.lower() if isinstance(pad_mode, str) else pad_mode
     if mode not in _PAD_MODES:
         raise ValueError(f"pad_mode must be one of {_PAD_MODES}, got {pad_mode!r}")
-    flat = (padding,) * (2 * n) if isinstance(padding, numbers.Integral) else tuple(padding)
-    if len(flat) != 2 * n or not all(isinstance(p, numbers.Integral) and int(p) >= 0 for p in flat):
-        raise ValueError(f"padding must be an int >= 0 or {2 * n} ints >= 0 (before and after "
-                         f"each spatial dim), got {padding!r}")
+    values = (padding,) if isinstance(padding, numbers.Integral) else tuple(padding)
+    if len(values) == 1:
+        values *= count
+    if len(values) != count or not all(isinstance(p, numbers.Integral) and int(p) >= 0
+                                       for p in values):
+        raise ValueError(f"padding must be an int >= 0 or {count} ints >= 0 ({meaning}), got "
+                         f"{padding!r}")
     if mode != "pad":
-        if any(flat):
+        if any(values):
             raise ValueError(f"padding must be 0 when pad_mode is {mode!r}; use "
                              "pad_mode='pad' to give the padding")
         return mode
-    return tuple((int(flat[2 * i]), int(flat[2 * i + 1])) for i in range(n))
+    return tuple(int(p) for p in values)
 
 
 class _Conv(Cell):

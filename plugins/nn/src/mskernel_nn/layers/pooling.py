@@ -10,36 +10,19 @@ per dim).  Padding never wins a max; in ``"pad"`` mode an average counts it when
 
 from __future__ import annotations
 
-import numbers
-from typing import Any, Callable, Union
+from typing import Any, Callable
 
 from mskernel.frontend import functional as F
 from mskernel.frontend.tensor import Tensor
 
 from ..cell import Cell
-from .conv import per_dim
+from .conv import per_dim, resolve_padding
 
 __all__ = [
     "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "MaxPool1d", "MaxPool2d",
     "MaxPool3d",
 ]
-
-
-def _pool_padding(pad_mode: str, padding: Any, n: int) -> Union[str, tuple[int, ...]]:
-    mode = pad_mode.lower() if isinstance(pad_mode, str) else pad_mode
-    if mode not in ("same", "valid", "pad"):
-        raise ValueError(f"pad_mode must be 'same', 'valid' or 'pad', got {pad_mode!r}")
-    values = (padding,) * n if isinstance(padding, numbers.Integral) else tuple(padding)
-    if len(values) == 1:
-        values = values * n
-    if len(values) != n or not all(isinstance(p, numbers.Integral) and int(p) >= 0 for p in values):
-        raise ValueError(f"padding must be an int >= 0 or {n} of them, got {padding!r}")
-    if mode != "pad":
-        if any(values):
-            raise ValueError(f"padding must be 0 when pad_mode is {mode!r}")
-        return mode
-    return tuple(int(p) for p in values)
 
 
 class _Pool(Cell):
@@ -52,7 +35,7 @@ class _Pool(Cell):
         self.kernel_size = per_dim("kernel_size", kernel_size, n)
         self.stride = per_dim("stride", stride, n)
         self.pad_mode = pad_mode.lower()
-        self.padding = _pool_padding(pad_mode, padding, n)
+        self.padding = resolve_padding(pad_mode, padding, n, "each spatial dim, both sides")
         self.ceil_mode = ceil_mode
 
     def extend_repr(self) -> str:
