@@ -54,6 +54,13 @@ def test_json_round_trip_keeps_everything(rng):
         Circuit.from_json(text.replace('"version":1', '"version":9'))
 
 
+def test_json_round_trip_keeps_the_parameter_order():
+    """params_name orders the params of quantum.expectation, so it must survive the text."""
+    circuit = Circuit([RX("2*b + a").on(0), RX("c").on(1)])
+    assert circuit.params_name == ["b", "a", "c"]
+    assert Circuit.from_json(circuit.to_json()).params_name == ["b", "a", "c"]
+
+
 def test_matrix_of_a_bell_circuit():
     bell = Circuit([H.on(0), X.on(1, 0)]).matrix()
     np.testing.assert_allclose(bell[:, 0], [2 ** -0.5, 0, 0, 2 ** -0.5], atol=1e-15)

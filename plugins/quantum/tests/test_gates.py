@@ -38,6 +38,20 @@ def test_rotation_derivatives_match_finite_differences(name, rng):
         np.testing.assert_allclose(derivative, (up - down) / (2 * step), atol=1e-9)
 
 
+@pytest.mark.parametrize("name", sorted(ROTATIONS))
+def test_rotation_matrices_broadcast_over_a_batch_of_angles(name, rng):
+    """Batched angles (what quantum.expectation evaluates) give one matrix per entry."""
+    kind = ROTATIONS[name]
+    batch = [rng.uniform(-3, 3, 5) for _ in kind.param_names]
+    if len(batch) > 1:
+        batch[-1] = batch[-1][0]  # a number mixed with arrays broadcasts
+    for make in (kind.matrix, kind.derivatives):
+        together = np.array(make(batch))
+        one_by_one = np.stack([np.array(make([a[i] if np.ndim(a) else a for a in batch]))
+                               for i in range(5)], axis=-3)
+        np.testing.assert_allclose(together, one_by_one, atol=1e-15)
+
+
 def test_known_matrices():
     np.testing.assert_allclose(RX(np.pi).matrix(), -1j * FIXED_MATRICES["X"], atol=1e-15)
     np.testing.assert_allclose(U3(np.pi / 2, 0, np.pi).matrix(), H.matrix(), atol=1e-15)

@@ -40,11 +40,19 @@ def test_reference_agrees_with_inferred_types_and_the_simulator(sample):
     hamiltonian = Hamiltonian(sample.attrs["hamiltonian"])
     params = sample.args[0].astype(np.float64)
     n = max(circuit.n_qubits, hamiltonian.n_qubits)
-    energy, grad = Simulator(n).get_expectation_with_grad(hamiltonian, circuit)(params)
-    expected = grad if sample.op == EXPECTATION_GRAD else np.asarray(energy)
+    f = Simulator(n).get_expectation_with_grad(hamiltonian, circuit)
+    rows = [f(p) for p in params.reshape(int(np.prod(params.shape[:-1])), params.shape[-1])]
+    energies = np.array([e for e, _ in rows]).reshape(params.shape[:-1])
+    grads = np.array([g for _, g in rows]).reshape(params.shape)
+    expected = grads if sample.op == EXPECTATION_GRAD else energies
     tolerance = {"float64": 1e-12, "float32": 1e-6, "float16": 2e-3, "bfloat16": 2e-2}
     np.testing.assert_allclose(raw.astype(np.float64), expected,
                                atol=tolerance[value.type.dtype.name] * 4)
+
+
+def test_samples_cover_batches_and_empty_batches():
+    shapes = {s.args[0].shape[:-1] for s in ALL}
+    assert {(), (2, 3), (0,)} <= shapes
 
 
 def _build(params_type, circuit, hamiltonian="Z0", op=EXPECTATION):
@@ -55,7 +63,10 @@ def _build(params_type, circuit, hamiltonian="Z0", op=EXPECTATION):
 
 @pytest.mark.parametrize("params_type,circuit,hamiltonian,message", [
     (tensor_type("f64", (2,)), Circuit([RX("a").on(0)]).to_json(), "Z0",
-     r"params must have shape \[1\] \(one value per circuit parameter: a\), got \[2\]"),
+     r"params must have shape \[\.\.\., 1\] \(one value per circuit parameter: a; leading "
+     r"axes are a batch\), got \[2\]"),
+    (tensor_type("f64", ()), Circuit([RX("a").on(0)]).to_json(), "Z0",
+     r"params must have shape \[\.\.\., 1\].*got \[\]"),
     (tensor_type("i64", (1,)), Circuit([RX("a").on(0)]).to_json(), "Z0",
      "expects a floating-point params input"),
     (tensor_type("f64", (0,)), "{not json", "Z0", "circuit JSON is malformed"),

@@ -10,6 +10,10 @@ recognise them)::
     sim = Simulator(2)
     f = sim.get_expectation_with_grad(Hamiltonian("0.5 Z0 Z1 + 0.3 X1"), circuit)
     energy, gradient = f([0.3])
+
+In models: ``expectation(params, circuit, hamiltonian)`` is the differentiable op on tensors,
+and ``MQLayer`` a circuit as a trainable layer; ``MQLayer`` is imported on first use, as it
+needs mskernel-nn, which this plugin does not require.
 """
 
 from .circuit import Circuit
@@ -23,6 +27,7 @@ from .noise import (
     AmplitudeDampingChannel, BitFlipChannel, DepolarizingChannel, NoiseChannel, PauliChannel,
     PhaseFlipChannel,
 )
+from .ops import expectation
 from .parameters import Parameter, ParameterExpression
 from .simulator import SamplingResult, Simulator
 
@@ -33,5 +38,17 @@ __all__ = [
     "PauliTerm", "PhaseFlipChannel", "PhaseShift", "QasmError", "QuantumError",
     "QubitOperator", "RX", "RY", "RZ", "Rxx", "Ryy", "Rzz", "S", "SWAP", "SX", "SXdag",
     "SamplingResult", "Sdag", "Simulator", "T", "Tdag", "Toffoli", "U3", "UnivMathGate", "X",
-    "Y", "Z",
+    "Y", "Z", "expectation",
 ]
+
+
+def __getattr__(name: str):
+    if name == "MQLayer":
+        from .layer import MQLayer
+
+        return MQLayer
+    raise AttributeError(f"module 'mskernel.quantum' has no attribute '{name}'")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), "MQLayer"])

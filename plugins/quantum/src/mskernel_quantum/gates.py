@@ -228,18 +228,20 @@ Toffoli = ControlledForm("Toffoli", X, 2)
 # parameterised gates
 # ---------------------------------------------------------------------------------------------
 
-Angles = Sequence[float]
+Angles = Sequence[Union[float, np.ndarray]]
 
 
 @dataclass(frozen=True)
 class RotationKind:
     """How a parameterised gate depends on its angles.
 
-    ``matrix(angles)`` and ``derivatives(angles)`` (one matrix per angle) define it;
-    ``inverse(params)`` gives the parameters of its adjoint; ``pauli_generator[k]`` says
-    whether angle ``k`` enters as ``exp(-i angle P / 2)`` for a Pauli string P (generator
-    eigenvalues +-1/2) rather than as a phase ``exp(i angle |1><1|)`` (eigenvalues 0, 1), which
-    decides the parameter-shift rule.
+    ``matrix(angles)`` and ``derivatives(angles)`` (one matrix per angle) define it; each
+    angle is a number or an array of a batch shape ``S`` (angles broadcast together), and the
+    matrices then have shape ``S + (2^k, 2^k)`` — one per batch entry, which the batched
+    evaluation of :mod:`mskernel_quantum.batch` relies on.  ``inverse(params)`` gives the
+    parameters of its adjoint; ``pauli_generator[k]`` says whether angle ``k`` enters as
+    ``exp(-i angle P / 2)`` for a Pauli string P (generator eigenvalues +-1/2) rather than as a
+    phase ``exp(i angle |1><1|)`` (eigenvalues 0, 1), which decides the parameter-shift rule.
     """
 
     n_targets: int
@@ -250,15 +252,31 @@ class RotationKind:
     pauli_generator: tuple[bool, ...]
 
 
+def _entry(angle: Union[float, np.ndarray]) -> np.ndarray:
+    """An angle (or a batch of angles) shaped to scale ``d x d`` matrices."""
+    return np.asarray(angle, dtype=np.float64)[..., None, None]
+
+
+def _assemble(rows: Sequence[Sequence[Union[complex, np.ndarray]]]) -> np.ndarray:
+    """A matrix from rows of entries that are numbers or arrays of one batch shape ``S``:
+    shape ``S + (len(rows), len(rows))``."""
+    entries = np.broadcast_arrays(*(np.asarray(x, dtype=np.complex128)
+                                    for row in rows for x in row))
+    d = len(rows)
+    return np.stack(entries, axis=-1).reshape(entries[0].shape + (d, d))
+
+
 def _pauli_rotation(pauli: np.ndarray) -> RotationKind:
     """exp(-i theta P / 2) = cos(theta/2) I - i sin(theta/2) P."""
     eye = np.eye(pauli.shape[0])
 
     def matrix(a: Angles) -> np.ndarray:
-        return math.cos(a[0] / 2) * eye - 1j * math.sin(a[0] / 2) * pauli
+        half = _entry(a[0]) / 2
+        return np.cos(half) * eye - 1j * np.sin(half) * pauli
 
     def derivatives(a: Angles) -> list[np.ndarray]:
-        return [-0.5 * math.sin(a[0] / 2) * eye - 0.5j * math.cos(a[0] / 2) * pauli]
+        half = _entry(a[0]) / 2
+        return [-0.5 * np.sin(half) * eye - 0.5j * np.cos(half) * pauli]
 
     n = pauli.shape[0].bit_length() - 1
     return RotationKind(n, ("theta",), matrix, derivatives, lambda p: (-p[0],), (True,))
@@ -266,10 +284,10 @@ def _pauli_rotation(pauli: np.ndarray) -> RotationKind:
 
 def _phase_shift() -> RotationKind:
     def matrix(a: Angles) -> np.ndarray:
-        return np.diag([1, np.exp(1j * a[0])])
+        return _assemble([[1, 0], [0, np.exp(1j * np.asarray(a[0]))]])
 
     def derivatives(a: Angles) -> list[np.ndarray]:
-        return [np.diag([0, 1j * np.exp(1j * a[0])])]
+        return [_assemble([[0, 0], [0, 1j * np.exp(1j * np.asarray(a[0]))]])]
 
     return RotationKind(1, ("theta",), matrix, derivatives, lambda p: (-p[0],), (False,))
 
@@ -277,19 +295,20 @@ def _phase_shift() -> RotationKind:
 def _u3() -> RotationKind:
     """U3(theta, phi, lam) = [[c, -e^{i lam} s], [e^{i phi} s, e^{i(phi+lam)} c]]."""
 
+    def parts(a: Angles) -> tuple[np.ndarray, ...]:
+        theta, phi, lam = (np.asarray(x, dtype=np.float64) for x in a)
+        return (np.cos(theta / 2), np.sin(theta / 2), np.exp(1j * phi), np.exp(1j * lam),
+                np.exp(1j * (phi + lam)))
+
     def matrix(a: Angles) -> np.ndarray:
-        theta, phi, lam = a
-        c, s = math.cos(theta / 2), math.sin(theta / 2)
-        return np.array([[c, -np.exp(1j * lam) * s],
-                         [np.exp(1j * phi) * s, np.exp(1j * (phi + lam)) * c]])
+        c, s, ep, el, epl = parts(a)
+        return _assemble([[c, -el * s], [ep * s, epl * c]])
 
     def derivatives(a: Angles) -> list[np.ndarray]:
-        theta, phi, lam = a
-        c, s = math.cos(theta / 2), math.sin(theta / 2)
-        ep, el, epl = np.exp(1j * phi), np.exp(1j * lam), np.exp(1j * (phi + lam))
-        return [np.array([[-s / 2, -el * c / 2], [ep * c / 2, -epl * s / 2]]),
-                np.array([[0, 0], [1j * ep * s, 1j * epl * c]]),
-                np.array([[0, -1j * el * s], [0, 1j * epl * c]])]
+        c, s, ep, el, epl = parts(a)
+        return [_assemble([[-s / 2, -el * c / 2], [ep * c / 2, -epl * s / 2]]),
+                _assemble([[0, 0], [1j * ep * s, 1j * epl * c]]),
+                _assemble([[0, -1j * el * s], [0, 1j * epl * c]])]
 
     return RotationKind(1, ("theta", "phi", "lam"), matrix, derivatives,
                         lambda p: (-p[0], -p[2], -p[1]), (True, False, False))

@@ -1,20 +1,24 @@
 """The quantum ops of the op registry.
 
-``quantum.expectation(params) -> f[]`` is ``<0| U(params)^dag H U(params) |0>`` and
-``quantum.expectation_grad(params) -> f[P]`` its gradient (by the adjoint method).  ``params``
-is a float vector ordered as the circuit's ``params_name``; the attributes are plain text:
-``circuit`` is :meth:`Circuit.to_json` of a unitary circuit and ``hamiltonian`` is
-``str(Hamiltonian)``.  Results have the dtype of ``params``; the reference computes in
-complex128 with the NumPy kernels.
+``quantum.expectation(params: f[..., P]) -> f[...]`` is ``<0| U(p)^dag H U(p) |0>`` for each
+parameter vector ``p`` along the last axis of ``params`` (ordered as the circuit's
+``params_name``; leading axes are a batch), and ``quantum.expectation_grad(params) ->
+f[..., P]`` its gradient by the adjoint method.  The attributes are plain text: ``circuit`` is
+:meth:`Circuit.to_json` of a unitary circuit and ``hamiltonian`` is ``str(Hamiltonian)``.
+Results have the dtype of ``params``; the reference computes in complex128, vectorised over
+the batch (:mod:`mskernel_quantum.batch`).
 
 The vector-Jacobian product of ``quantum.expectation`` is therefore
-``cotangent * quantum.expectation_grad(params)`` with the same attributes, which is all an
-autodiff rule needs.
+``cotangent[..., None] * quantum.expectation_grad(params)`` with the same attributes — the
+rule :mod:`mskernel_quantum.rules` registers.  :func:`expectation` applies the op to a tensor
+from circuit and Hamiltonian objects.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
+from math import prod
+from typing import Any
 
 import numpy as np
 from mskernel.errors import InferError
@@ -49,23 +53,42 @@ def _infer(params: TensorType, circuit: str, hamiltonian: str, *, gradient: bool
     except QuantumError as exc:
         raise InferError(str(exc)) from None
     names = c.params_name
-    if params.shape != (len(names),):
-        raise InferError(f"params must have shape [{len(names)}] (one value per circuit "
-                         f"parameter: {', '.join(names) or 'none'}), got {list(params.shape)}")
-    return params if gradient else params.with_shape(())
+    if params.rank == 0 or params.shape[-1] != len(names):
+        raise InferError(f"params must have shape [..., {len(names)}] (one value per circuit "
+                         f"parameter: {', '.join(names) or 'none'}; leading axes are a batch), "
+                         f"got {list(params.shape)}")
+    return params if gradient else params.with_shape(params.shape[:-1])
 
 
 def _evaluate(params: np.ndarray, circuit: str, hamiltonian: str, *, gradient: bool):
-    from .gradients import adjoint_gradient
-    from .reference_kernels import NumpyKernels
-    from .statevector import StateVector
+    from .batch import expectation_gradients, expectations
 
     c, h, n = read_attributes(circuit, hamiltonian)
-    kernels = NumpyKernels()
-    start = StateVector(n, np.complex128, kernels)
-    values = dict(zip(c.params_name, np.asarray(params, dtype=np.float64).tolist()))
-    energy, grad = adjoint_gradient(kernels, start.data, c, h, values)
-    return (grad if gradient else np.asarray(energy)).astype(params.dtype)
+    batch = params.shape[:-1]
+    rows = params.reshape(prod(batch), params.shape[-1])
+    if gradient:
+        result = expectation_gradients(c, h, rows, n)[1].reshape(params.shape)
+    else:
+        result = expectations(c, h, rows, n).reshape(batch)
+    return result.astype(params.dtype)
+
+
+def apply_expectation(params: Any, circuit: str, hamiltonian: str, *,
+                      gradient: bool = False) -> Any:
+    """Apply ``quantum.expectation`` (or ``_grad``) to a tensor, with the attributes as text."""
+    from mskernel.frontend.dispatch import apply
+
+    return apply(EXPECTATION_GRAD if gradient else EXPECTATION, params, circuit=circuit,
+                 hamiltonian=hamiltonian)
+
+
+def expectation(params: Any, circuit: Any, hamiltonian: Any) -> Any:
+    """``quantum.expectation`` of ``params`` (a tensor ``[..., P]`` ordered as
+    ``circuit.params_name``) for a :class:`Circuit` and a :class:`Hamiltonian` (or its text):
+    differentiable by ``mskernel.grad`` and friends, eagerly and under ``@jit``."""
+    from .hamiltonian import Hamiltonian
+
+    return apply_expectation(params, circuit.to_json(), str(Hamiltonian(hamiltonian)))
 
 
 _ATTRS = (Attr("circuit", "str"), Attr("hamiltonian", "str"))
@@ -77,7 +100,7 @@ OPS: list[OpDef] = [
           lambda params, circuit, hamiltonian: _evaluate(params, circuit, hamiltonian,
                                                          gradient=False),
           attrs=_ATTRS, owner="mskernel-quantum",
-          doc="<H> after the circuit (JSON attribute) with these parameters, from |0...0>"),
+          doc="<H> after the circuit (JSON attribute) from |0...0>, per parameter vector"),
     OpDef(EXPECTATION_GRAD, ("params",),
           lambda params, circuit, hamiltonian: _infer(params, circuit, hamiltonian,
                                                       gradient=True),

@@ -1,6 +1,6 @@
 """The plugin module named by the ``mskernel.plugins`` entry point ``quantum``: registers the
-quantum ops and the ``mskernel.quantum`` namespace.  Importing it is cheap (no simulator,
-no native code)."""
+quantum ops, their derivative rules (used by mskernel-autodiff when installed) and the
+``mskernel.quantum`` namespace.  Importing it is cheap (no simulator, no native code)."""
 
 from __future__ import annotations
 
@@ -13,13 +13,21 @@ from .ops import OPS
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(name="quantum", version=__version__, kind="library",
-                      provides=["namespace:quantum", "ops:quantum.*"],
+                      provides=["namespace:quantum", "ops:quantum.*", "rules:quantum.*"],
                       description="quantum circuits, simulation with adjoint gradients, noise")
 
 
 @hookimpl
 def mskernel_register_ops(registry) -> None:
     registry.define_all(OPS)
+
+
+@hookimpl
+def mskernel_register_rules(rules) -> None:
+    from .rules import RULES
+
+    for kind, op, rule in RULES:
+        rules.register(kind, op, rule)
 
 
 @hookimpl

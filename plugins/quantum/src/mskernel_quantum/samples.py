@@ -15,6 +15,8 @@ from .gates import CNOT, RX, RY, RZ, U3, H, Rzz, X
 from .ops import EXPECTATION, EXPECTATION_GRAD
 
 _FLOATS = ("float64", "float32", "float16", "bfloat16")
+#: Leading batch shapes of ``params`` (besides none): rows of parameter vectors, an empty batch.
+_BATCHES = (((2, 3), "float64"), ((4,), "float32"), ((0,), "float64"))
 
 
 def _problems() -> list[tuple[Circuit, str]]:
@@ -29,10 +31,11 @@ def _problems() -> list[tuple[Circuit, str]]:
 def _samples(op: str) -> SampleFn:
     def fn(rng: np.random.Generator) -> Iterator[OpSample]:
         for circuit, hamiltonian in _problems():
-            for dt in _FLOATS:
-                params = random_array(rng, (len(circuit.params_name),), dt, -3.0, 3.0)
-                yield OpSample(op, (params,), {"circuit": circuit.to_json(),
-                                               "hamiltonian": hamiltonian}, dtypes=(dt,))
+            attrs = {"circuit": circuit.to_json(), "hamiltonian": hamiltonian}
+            shapes = [((), dt) for dt in _FLOATS] + list(_BATCHES)
+            for batch, dt in shapes:
+                params = random_array(rng, batch + (len(circuit.params_name),), dt, -3.0, 3.0)
+                yield OpSample(op, (params,), attrs, dtypes=(dt,))
     return fn
 
 

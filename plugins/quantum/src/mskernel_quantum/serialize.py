@@ -68,10 +68,12 @@ def gate_from_dict(data: dict[str, Any]) -> Gate:
 
 
 def circuit_to_json(circuit: Circuit) -> str:
-    """Compact, key-sorted JSON (equal circuits give equal text)."""
+    """Compact JSON, keys in a fixed order (the same circuit always gives the same text).
+    Keys are not sorted: the order of an expression's names decides ``params_name``, which
+    must read back unchanged (it orders the ``params`` of ``quantum.expectation``)."""
     document = {"format": FORMAT, "version": VERSION,
                 "gates": [gate_to_dict(g) for g in circuit]}
-    return json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return json.dumps(document, separators=(",", ":"))
 
 
 def circuit_from_json(text: str) -> Circuit:
