@@ -138,3 +138,12 @@ def test_initializer_errors():
         HeNormal(nonlinearity="swish")
     with pytest.raises(ValueError, match="shape"):
         initializer("normal")
+
+
+def test_the_nn_namespace_exposes_the_initializer_function():
+    from mskernel import nn
+
+    drawn = nn.initializer(nn.Normal(0.5), (3, 4), seed=7)
+    assert drawn.shape == (3, 4) and drawn.dtype.name == "float32"
+    np.testing.assert_array_equal(drawn.numpy(), initializer(nn.Normal(0.5), (3, 4),
+                                                             seed=7).numpy())

@@ -1,16 +1,15 @@
 """``mskernel.nn``: MindSpore's ``mindspore.nn`` names — the :class:`Cell` base class, the
-layers (:mod:`mskernel_nn.layers`), the initialisers (:mod:`mskernel_nn.initializer`, also
-``mskernel.nn.initializer``), the losses, the optimizers and learning-rate schedules, the
+layers (:mod:`mskernel_nn.layers`), the initialisers (:mod:`mskernel_nn.initializer`, with
+its function ``mskernel.nn.initializer(init, shape, dtype)``), the losses, the optimizers and learning-rate schedules, the
 training wrappers (``WithLossCell``, ``TrainOneStepCell``) and the metrics.  ``Model`` and the
 callbacks are in ``mskernel.train``."""
 
 from __future__ import annotations
 
-from . import initializer
 from .cell import Cell
 from .initializer import (
     Constant, HeNormal, HeUniform, Initializer, Normal, One, TruncatedNormal, Uniform,
-    XavierNormal, XavierUniform, Zero, calculate_gain,
+    XavierNormal, XavierUniform, Zero, calculate_gain, initializer,
 )
 from .layers import *
 from .layers import __all__ as _layers

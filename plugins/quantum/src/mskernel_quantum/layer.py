@@ -39,7 +39,7 @@ from .hamiltonian import Hamiltonian
 from .ops import apply_expectation, read_attributes
 
 try:
-    from mskernel.nn import Cell, initializer as initializers
+    from mskernel.nn import Cell, initializer
 except ImportError as exc:
     raise ImportError("mskernel.quantum.MQLayer needs mskernel-nn (and mskernel-autodiff to "
                       "train it): pip install mskernel-nn mskernel-autodiff") from exc
@@ -83,7 +83,7 @@ class MQLayer(Cell):
         order = [position[n] for n in names]
         self._order: Optional[np.ndarray] = (
             None if order == list(range(len(names))) else np.array(order, dtype=np.int64))
-        self.weight = Parameter(initializers.initializer(weight, (len(ansatz),), dtype))
+        self.weight = Parameter(initializer(weight, (len(ansatz),), dtype))
 
     def construct(self, x: Any = None) -> Any:
         params = self._params_for(x)
