@@ -1,4 +1,6 @@
-// Reductions sum, mean, max and min over `axes` (None: all; keepdims only changes the shape).
+// Reductions over `axes` (None: all; keepdims only changes the shape): sum, prod, mean, max,
+// min, all and any in one pass; var, std and logsumexp in two passes over the input (the
+// first finds a centre per output, the mean or the peak, the second folds terms around it).
 //
 // Layout.  The input's dimensions are tagged reduced or kept, dimensions of size 1 are dropped
 // and neighbours with the same tag merged, so (2, 3, 4) over axes (1, 2) is one kept group of 2
@@ -8,15 +10,19 @@
 // kept group (disjoint outputs); a reduction to a single element is split into fixed blocks
 // whose partial results are combined in order, so results never depend on the thread count.
 //
-// Accumulators: sums of floating types in double (complex in complex<double>), integer sums
-// in uint64 (the result wraps exactly as a sum in the input type does), max/min in the compute
-// type with NaN propagating.
+// Accumulators: sums of floating types in double (complex in complex<double>), products in
+// the compute type, integer sums and products in uint64 (the result wraps exactly as in the
+// input type), max/min in the compute type with NaN propagating.  var/std sum squared
+// deviations from the mean in double and divide by max(n - correction, 0); logsumexp sums
+// exp(x - peak) in double, with the peak taken as 0 when it is not finite (as the reference
+// does).
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "mskernel_cpu/kernel.hpp"
 #include "mskernel_cpu/scalar_math.hpp"
+#include "mskernel_cpu/vector_math.hpp"
 
 namespace mskernel_cpu {
 namespace {
@@ -48,6 +54,15 @@ struct Sum {
   }
 };
 
+// Products of floating types multiply in the compute type, as the reference does (so they
+// overflow where it does).
+struct Prod : Sum {
+  template <class T>
+  using acc = std::conditional_t<std::is_integral_v<T>, uint64_t, compute_t<T>>;
+  template <class A> static A identity() { return A(1); }
+  template <class A> static A combine(A a, A b) { return a * b; }
+};
+
 struct Mean : Sum {
   template <class T, class A> static T finish(A total, int64_t count) {
     return convert<T>(total / double(count));
@@ -68,6 +83,14 @@ template <bool Largest> struct Extreme {
   }
   template <class A, class T> static A lift(T x) { return load(x); }
   template <class T, class A> static T finish(A value, int64_t) { return convert<T>(value); }
+};
+
+template <bool Every> struct Logical {
+  template <class T> using acc = bool;
+  template <class A> static A identity() { return Every; }
+  template <class A> static A combine(A a, A b) { return Every ? a && b : a || b; }
+  template <class A, class T> static A lift(T x) { return x; }
+  template <class T, class A> static T finish(A value, int64_t) { return value; }
 };
 
 // ---- layout -----------------------------------------------------------------------------
@@ -158,80 +181,114 @@ void walk(const Layout& L, int64_t lo, int64_t hi, F&& f) {
   }
 }
 
-// Fold a contiguous run into one accumulator with 8 independent partial results (so the
-// compiler can vectorise without reassociating), combined in a fixed order.
-template <class Op, class A, class T>
-A fold_run(const T* x, int64_t length) {
-  constexpr int lanes = 8;
-  A partial[lanes];
-  for (A& p : partial) p = Op::template identity<A>();
+// Fold lift(x[i]) over a contiguous run into one accumulator: kWidth independent partial
+// results, each row of kWidth elements combined into them elementwise (a loop the compiler
+// vectorises, lift included, without reassociating), then combined in a fixed order.
+constexpr int64_t kWidth = 32;
+
+template <class Op, class A, class T, class Lift>
+A fold_run(const T* x, int64_t length, const Lift& lift) {
+  A total = Op::template identity<A>();
   int64_t i = 0;
-  for (; i + lanes <= length; i += lanes) {
-    for (int l = 0; l < lanes; ++l) {
-      partial[l] = Op::combine(partial[l], Op::template lift<A>(x[i + l]));
+  if (length >= kWidth) {
+    A partial[kWidth];
+    for (int64_t j = 0; j < kWidth; ++j) partial[j] = lift(x[j]);
+    for (i = kWidth; i + kWidth <= length; i += kWidth) {
+      for (int64_t j = 0; j < kWidth; ++j) partial[j] = Op::combine(partial[j], lift(x[i + j]));
     }
+    for (int64_t j = 0; j < kWidth; ++j) total = Op::combine(total, partial[j]);
   }
-  for (; i < length; ++i) partial[0] = Op::combine(partial[0], Op::template lift<A>(x[i]));
-  A total = partial[0];
-  for (int l = 1; l < lanes; ++l) total = Op::combine(total, partial[l]);
+  for (; i < length; ++i) total = Op::combine(total, lift(x[i]));
   return total;
 }
 
 constexpr int64_t kBlock = 1 << 15;  // elements per partial result of a full reduction
 
+int64_t block_count(const Layout& L) {
+  return L.split < 0 && L.groups() > 0 ? (L.in_numel + kBlock - 1) / kBlock : 0;
+}
+
+// Byte offsets of arrays in a kernel's workspace, each 64-byte aligned, packed without padding
+// after the last one.
+class WorkspacePlan {
+ public:
+  template <class A> size_t add(int64_t count) {
+    if (count == 0) return 0;  // never read
+    const size_t at = (total_ + 63) / 64 * 64;
+    total_ = at + sizeof(A) * static_cast<size_t>(count);
+    return at;
+  }
+  size_t total() const { return total_; }
+
+ private:
+  size_t total_ = 0;
+};
+
+template <class A> A* at_offset(const Args& args, size_t offset) {
+  return reinterpret_cast<A*>(args.scratch<char>() + offset);
+}
+
+// acc[o] = the Op-fold of lifts(o)(v) over the input elements v of output o, for every output:
+// `lifts(o)` returns the functor lifting an element of output o to an accumulator.  Threads
+// split the outermost kept group; a reduction to one element folds blocks of kBlock elements
+// into `partials` (block_count(L) of them) and combines them in order, so results never depend
+// on the thread count.
+template <class Op, class A, class T, class Lifts>
+void fold_outputs(const Layout& L, const T* x, A* acc, A* partials, const Lifts& lifts) {
+  if (L.out_numel == 0) return;
+  if (L.groups() == 0 || L.in_numel == 0) {  // each output folds its one input, or none
+    for (int64_t o = 0; o < L.out_numel; ++o) {
+      acc[o] = L.count == 0 ? Op::template identity<A>() : lifts(o)(x[o]);
+    }
+    return;
+  }
+  if (L.split < 0) {
+    const int64_t n = L.in_numel, blocks = block_count(L);
+    const auto lift = lifts(0);
+    parallel_for(blocks, 2, [&](int64_t begin, int64_t end) {
+      for (int64_t b = begin; b < end; ++b) {
+        partials[b] = fold_run<Op, A>(x + b * kBlock, std::min(kBlock, n - b * kBlock), lift);
+      }
+    });
+    A total = partials[0];
+    for (int64_t b = 1; b < blocks; ++b) total = Op::combine(total, partials[b]);
+    acc[0] = total;
+    return;
+  }
+  const int64_t per_index = L.in_numel / L.sizes[L.split];
+  const int64_t grain = std::max<int64_t>(1, kBlock / std::max<int64_t>(1, per_index));
+  std::fill(acc, acc + L.out_numel, Op::template identity<A>());
+  parallel_for(L.sizes[L.split], grain, [&](int64_t lo, int64_t hi) {
+    walk(L, lo, hi, [&](int64_t in, int64_t out, int64_t length, bool reduced) {
+      if (reduced) {
+        acc[out] = Op::combine(acc[out], fold_run<Op, A>(x + in, length, lifts(out)));
+      } else {
+        for (int64_t j = 0; j < length; ++j) {
+          acc[out + j] = Op::combine(acc[out + j], lifts(out + j)(x[in + j]));
+        }
+      }
+    });
+  });
+}
+
+// The lifts of a reducer that treats every element alike.
+template <class Op, class A, class T> auto plain_lifts() {
+  return [](int64_t) { return [](T v) { return Op::template lift<A>(v); }; };
+}
+
 template <class Op, class T>
 Kernel reduction_kernel(KernelContext& ctx) {
   using A = typename Op::template acc<T>;
   const Layout L = make_layout(ctx);
-  if (L.out_numel == 0) return [](const Args&) {};
-  if (L.groups() == 0 || L.in_numel == 0) {  // nothing to fold across: each output is its input
-    const int64_t n = L.out_numel, count = L.count;
-    return [n, count](const Args& args) {
-      const T* x = args.in<T>(0);
-      T* y = args.out<T>(0);
-      for (int64_t i = 0; i < n; ++i) {
-        const A value = count == 0 ? Op::template identity<A>() : Op::template lift<A>(x[i]);
-        y[i] = Op::template finish<T>(value, count);
-      }
-    };
-  }
-  if (L.split < 0) {  // everything reduces to one element: blocked partial results
-    const int64_t n = L.in_numel;
-    const int64_t blocks = (n + kBlock - 1) / kBlock;
-    ctx.workspace_bytes = sizeof(A) * static_cast<size_t>(blocks);
-    return [n, blocks](const Args& args) {
-      const T* x = args.in<T>(0);
-      A* partials = args.scratch<A>();
-      parallel_for(blocks, 2, [&](int64_t begin, int64_t end) {
-        for (int64_t b = begin; b < end; ++b) {
-          partials[b] = fold_run<Op, A>(x + b * kBlock, std::min(kBlock, n - b * kBlock));
-        }
-      });
-      A total = partials[0];
-      for (int64_t b = 1; b < blocks; ++b) total = Op::combine(total, partials[b]);
-      args.out<T>(0)[0] = Op::template finish<T>(total, n);
-    };
-  }
-  ctx.workspace_bytes = sizeof(A) * static_cast<size_t>(L.out_numel);
-  const int64_t per_index = L.in_numel / L.sizes[L.split];
-  const int64_t grain = std::max<int64_t>(1, kBlock / std::max<int64_t>(1, per_index));
-  return [L, grain](const Args& args) {
-    const T* x = args.in<T>(0);
+  WorkspacePlan plan;
+  const size_t acc_at = plan.add<A>(L.out_numel), partials_at = plan.add<A>(block_count(L));
+  ctx.workspace_bytes = plan.total();
+  return [L, acc_at, partials_at](const Args& args) {
+    A* acc = at_offset<A>(args, acc_at);
+    fold_outputs<Op>(L, args.in<T>(0), acc, at_offset<A>(args, partials_at),
+                     plain_lifts<Op, A, T>());
     T* y = args.out<T>(0);
-    A* acc = args.scratch<A>();
-    std::fill(acc, acc + L.out_numel, Op::template identity<A>());
-    parallel_for(L.sizes[L.split], grain, [&](int64_t lo, int64_t hi) {
-      walk(L, lo, hi, [&](int64_t in, int64_t out, int64_t length, bool reduced) {
-        if (reduced) {
-          acc[out] = Op::combine(acc[out], fold_run<Op, A>(x + in, length));
-        } else {
-          for (int64_t j = 0; j < length; ++j) {
-            acc[out + j] = Op::combine(acc[out + j], Op::template lift<A>(x[in + j]));
-          }
-        }
-      });
-    });
-    for (int64_t i = 0; i < L.out_numel; ++i) y[i] = Op::template finish<T>(acc[i], L.count);
+    for (int64_t o = 0; o < L.out_numel; ++o) y[o] = Op::template finish<T>(acc[o], L.count);
   };
 }
 
@@ -242,11 +299,77 @@ Kernel reduction(KernelContext& ctx) {
   });
 }
 
+// var (std with Root): the mean per output, then the sum of squared deviations from it.
+template <bool Root>
+Kernel moments(KernelContext& ctx) {
+  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+    using T = typename decltype(tag)::type;
+    const Layout L = make_layout(ctx);
+    const double divisor = double(std::max<int64_t>(L.count - ctx.attrs.get_int("correction"), 0));
+    WorkspacePlan plan;
+    const size_t mean_at = plan.add<double>(L.out_numel), acc_at = plan.add<double>(L.out_numel);
+    const size_t partials_at = plan.add<double>(block_count(L));
+    ctx.workspace_bytes = plan.total();
+    return [L, divisor, mean_at, acc_at, partials_at](const Args& args) {
+      const T* x = args.in<T>(0);
+      double* mean = at_offset<double>(args, mean_at);
+      double* acc = at_offset<double>(args, acc_at);
+      double* partials = at_offset<double>(args, partials_at);
+      fold_outputs<Sum>(L, x, mean, partials, plain_lifts<Sum, double, T>());
+      for (int64_t o = 0; o < L.out_numel; ++o) mean[o] /= double(L.count);
+      fold_outputs<Sum>(L, x, acc, partials, [mean](int64_t o) {
+        return [centre = mean[o]](T v) {
+          const double deviation = double(load(v)) - centre;
+          return deviation * deviation;
+        };
+      });
+      T* y = args.out<T>(0);
+      for (int64_t o = 0; o < L.out_numel; ++o) {
+        const double variance = acc[o] / divisor;
+        y[o] = convert<T>(Root ? std::sqrt(variance) : variance);
+      }
+    };
+  });
+}
+
+// log(sum(exp(x - peak))) + peak, with the peak (the maximum) replaced by 0 when not finite.
+Kernel logsumexp(KernelContext& ctx) {
+  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    using Peak = Extreme<true>;
+    const Layout L = make_layout(ctx);
+    const int64_t blocks = block_count(L);
+    WorkspacePlan plan;
+    const size_t peak_at = plan.add<C>(L.out_numel), acc_at = plan.add<double>(L.out_numel);
+    const size_t partials_at = plan.add<double>(blocks);  // also holds C partials
+    ctx.workspace_bytes = plan.total();
+    return [L, peak_at, acc_at, partials_at](const Args& args) {
+      const T* x = args.in<T>(0);
+      C* peak = at_offset<C>(args, peak_at);
+      double* acc = at_offset<double>(args, acc_at);
+      fold_outputs<Peak>(L, x, peak, at_offset<C>(args, partials_at), plain_lifts<Peak, C, T>());
+      for (int64_t o = 0; o < L.out_numel; ++o) peak[o] = std::isfinite(peak[o]) ? peak[o] : C(0);
+      fold_outputs<Sum>(L, x, acc, at_offset<double>(args, partials_at), [peak](int64_t o) {
+        return [centre = peak[o]](T v) { return double(exp_of(load(v) - centre)); };
+      });
+      T* y = args.out<T>(0);
+      for (int64_t o = 0; o < L.out_numel; ++o) y[o] = convert<T>(std::log(acc[o]) + peak[o]);
+    };
+  });
+}
+
 }  // namespace
 
 MSKERNEL_CPU_KERNEL("sum", kNumeric, (reduction<Sum, kNumeric>));
+MSKERNEL_CPU_KERNEL("prod", kNumeric, (reduction<Prod, kNumeric>));
 MSKERNEL_CPU_KERNEL("mean", kInexact, (reduction<Mean, kInexact>));
 MSKERNEL_CPU_KERNEL("max", kReal, (reduction<Extreme<true>, kReal>));
 MSKERNEL_CPU_KERNEL("min", kReal, (reduction<Extreme<false>, kReal>));
+MSKERNEL_CPU_KERNEL("all", kBool, (reduction<Logical<true>, kBool>));
+MSKERNEL_CPU_KERNEL("any", kBool, (reduction<Logical<false>, kBool>));
+MSKERNEL_CPU_KERNEL("var", kFloat, moments<false>);
+MSKERNEL_CPU_KERNEL("std", kFloat, moments<true>);
+MSKERNEL_CPU_KERNEL("logsumexp", kFloat, logsumexp);
 
 }  // namespace mskernel_cpu
