@@ -1,80 +1,18 @@
 // Binary arithmetic ops of mskernel/ops/elementwise.py with NumPy broadcasting, for every
 // dtype each accepts.  Integer arithmetic wraps; integer division by zero raises
 // ZeroDivisionError as the reference does.
+#ifdef MSKERNEL_CPU_HAVE_LIBMVEC
+#include "mskernel_cpu/libmvec.hpp"  // first: SIMD variants of libm for the loops below
+#endif
 #include <cmath>
 
 #include "mskernel_cpu/elementwise.hpp"
+#include "mskernel_cpu/functors.hpp"
 #include "mskernel_cpu/scalar_math.hpp"
 
 namespace mskernel_cpu {
-namespace {
 
-// ---- arithmetic -------------------------------------------------------------------------
-
-struct Add : CheapOp {
-  template <class C> C operator()(C a, C b) const { return wrap_add(a, b); }
-};
-
-struct Sub : CheapOp {
-  template <class C> C operator()(C a, C b) const { return wrap_sub(a, b); }
-};
-
-struct Mul : CheapOp {
-  template <class C> C operator()(C a, C b) const { return wrap_mul(a, b); }
-};
-
-struct Div : CheapOp {
-  template <class C> C operator()(C a, C b) const { return a / b; }
-};
-
-struct FloorDivide : CheapOp {
-  template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) {
-      return int_floor_divide(a, b);
-    } else {
-      C modulus;
-      return float_divmod(a, b, &modulus);
-    }
-  }
-};
-
-struct Remainder : CheapOp {
-  template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) {
-      return int_remainder(a, b);
-    } else {
-      C modulus;
-      float_divmod(a, b, &modulus);
-      return modulus;
-    }
-  }
-};
-
-struct Pow : CostlyOp {
-  template <class C> C operator()(C a, C b) const {
-    if constexpr (std::is_integral_v<C>) {
-      return int_power(a, b);
-    } else if constexpr (is_complex_v<C>) {
-      return complex_power(a, b);
-    } else {
-      return std::pow(a, b);
-    }
-  }
-};
-
-struct Maximum : CheapOp {
-  template <class C> C operator()(C a, C b) const { return nan_maximum(a, b); }
-};
-
-struct Minimum : CheapOp {
-  template <class C> C operator()(C a, C b) const { return nan_minimum(a, b); }
-};
-
-struct Atan2 : CostlyOp {
-  template <class C> C operator()(C a, C b) const { return std::atan2(a, b); }
-};
-
-}  // namespace
+using namespace functors;  // NOLINT: the scalar functors of these ops
 
 MSKERNEL_CPU_REGISTRATIONS(register_arithmetic_ops) {
   add_binary<Add, kNumeric>("add");

@@ -1,17 +1,17 @@
 // Selection and conversion: where (broadcast select), clip (attribute bounds) and cast
 // (every dtype to every dtype, with NumPy's astype semantics; see convert.hpp).
 #include "mskernel_cpu/elementwise.hpp"
+#include "mskernel_cpu/functors.hpp"
 #include "mskernel_cpu/scalar_math.hpp"
 
 namespace mskernel_cpu {
+
+using namespace functors;  // NOLINT: the scalar functors of these ops
+
 namespace {
 
 // where moves elements without looking at them, so it dispatches on the element size only.
 template <size_t Size> struct Bytes { unsigned char b[Size]; };
-
-struct Select : CheapOp {
-  template <class T> T operator()(bool condition, T x, T y) const { return condition ? x : y; }
-};
 
 Kernel where(KernelContext& ctx) {
   switch (itemsize(ctx.inputs[1].dtype)) {
@@ -24,21 +24,6 @@ Kernel where(KernelContext& ctx) {
   }
 }
 
-// np.maximum(x, min) then np.minimum(.., max); the bounds are converted to x's type first
-// (truncated toward zero for integers, as the reference's astype).
-template <class C> struct Clip : CheapOp {
-  Clip(std::optional<double> low_bound, std::optional<double> high_bound)
-      : has_low(low_bound.has_value()), has_high(high_bound.has_value()),
-        low(convert<C>(low_bound.value_or(0.0))), high(convert<C>(high_bound.value_or(0.0))) {}
-  bool has_low, has_high;
-  C low, high;
-  C operator()(C x) const {
-    if (has_low) x = nan_maximum(x, low);
-    if (has_high) x = nan_minimum(x, high);
-    return x;
-  }
-};
-
 Kernel clip(KernelContext& ctx) {
   const std::optional<double> low = ctx.attrs.get_optional_float("min");
   const std::optional<double> high = ctx.attrs.get_optional_float("max");
@@ -47,10 +32,6 @@ Kernel clip(KernelContext& ctx) {
     return map1<T, T>(ctx, Clip<compute_t<T>>(low, high));
   });
 }
-
-struct Identity : CheapOp {
-  template <class C> C operator()(C x) const { return x; }
-};
 
 Kernel cast(KernelContext& ctx) {
   return dispatch<kAll>(ctx.inputs[0].dtype, [&](auto from) -> Kernel {

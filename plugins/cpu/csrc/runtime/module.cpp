@@ -3,6 +3,7 @@
 #include <cblas.h>
 #include <pybind11/stl.h>
 
+#include "mskernel_cpu/fused.hpp"
 #include "plan.hpp"
 
 namespace mskernel_cpu {
@@ -184,6 +185,8 @@ PYBIND11_MODULE(_native, m) {
       .def(py::init<std::string, int64_t, py::object>(), py::arg("name"),
            py::arg("arena_bytes"), py::arg("backend"))
       .def("add_slot", &mk::Plan::add_slot, py::arg("arena_offset"))
+      .def("add_constant", &mk::Plan::add_constant, py::arg("data"),
+           "A slot holding `data` (C-contiguous, aligned device storage) at every run")
       .def("set_inputs",
            [](mk::Plan& p, const py::list& specs) { p.set_inputs(mk::ports(specs)); })
       .def("set_outputs",
@@ -253,6 +256,8 @@ PYBIND11_MODULE(_native, m) {
     }
     return table;
   }, "(op name, [dtype names]) for every registered kernel, sorted by op");
+  m.def("fusable_ops", &mk::fused::fusable_ops,
+        "The elementwise ops the cpu.fused_elementwise kernel can run, sorted");
   m.def("aligned_empty", [](py::object dtype, std::vector<int64_t> shape) {
     return mk::aligned_empty(py::dtype::from_args(dtype), shape);
   }, py::arg("dtype"), py::arg("shape"));

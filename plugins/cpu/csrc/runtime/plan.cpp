@@ -51,6 +51,15 @@ int Plan::add_slot(int64_t arena_offset) {
   return static_cast<int>(slots_.size()) - 1;
 }
 
+int Plan::add_constant(py::array data) {
+  Slot slot;
+  slot.data = data.mutable_data();
+  constants_.push_back(std::move(data));
+  slots_.push_back(slot);
+  slot_offsets_.push_back(-1);
+  return static_cast<int>(slots_.size()) - 1;
+}
+
 void Plan::execute(const Slot* inputs, Slot* outputs) {
   for (size_t i = 0; i < inputs_.size(); ++i) slots_[inputs_[i].slot] = inputs[i];
   for (size_t i = 0; i < outputs_.size(); ++i) {

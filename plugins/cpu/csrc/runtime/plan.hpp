@@ -66,6 +66,7 @@ class Plan {
 
   // Building (from Python, once).
   int add_slot(int64_t arena_offset);  // an arena slot; -1: bound when the plan runs
+  int add_constant(py::array data);    // a slot holding `data` (kept by the plan) at every run
   void set_inputs(std::vector<Port> ports) { inputs_ = std::move(ports); }
   void set_outputs(std::vector<Port> ports) { outputs_ = std::move(ports); }
   void add_step(std::unique_ptr<Step> step) { steps_.push_back(std::move(step)); }
@@ -92,6 +93,7 @@ class Plan {
   std::vector<Slot> slots_;
   std::vector<Port> inputs_, outputs_;
   std::vector<std::unique_ptr<Step>> steps_;
+  std::vector<py::array> constants_;
   std::mutex running_;  // a plan's arena serves one call at a time
 };
 

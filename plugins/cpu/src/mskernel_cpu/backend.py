@@ -3,10 +3,13 @@
 - Storage: ``DeviceArray.data`` is a C-contiguous, 64-byte aligned NumPy array in device
   storage (bfloat16 as 2-byte bit patterns; see :mod:`.storage`).
 - Capabilities: exactly the ops with a registered C++ kernel, with the dtypes each accepts, plus
-  the ops the plan runs itself (``If``, ``While``, ``ref_load``, ``ref_store``: every dtype).
+  the ops the plan runs itself (``If``, ``While``, ``ref_load``, ``ref_store``, ``constant``,
+  and the reshapes ``reshape``, ``squeeze``, ``expand_dims``: every dtype).
   Everything else falls back to another backend (``mskernel plugins info cpu`` lists them).
-- Compilation: :class:`~.executable.CpuExecutable` lowers the graph once into a native plan
-  with a memory-planned arena; running it is one call into C++.
+- Compilation: the pipeline ``cpu.O<opt_level>`` (:mod:`.passes`: batch-norm folding,
+  elementwise fusion) runs first; then :class:`~.executable.CpuExecutable` lowers the result
+  once into a native plan with a memory-planned arena (reshapes as views from opt level 1);
+  running it is one call into C++.
 """
 
 from __future__ import annotations
@@ -23,8 +26,9 @@ from mskernel.runtime import (
 )
 
 from .executable import CpuExecutable
-from .lowering import PLAN_OPS
+from .lowering import PLAN_OPS, VIEW_OPS
 from .native import NativeUnavailable, load
+from .passes import optimize
 from .storage import to_device_data, to_host_data
 
 
@@ -51,7 +55,7 @@ class CpuBackend(Backend):
                 return Capabilities({})
             ops = {op: OpSupport(dtypes=frozenset(to_dtype(name) for name in names))
                    for op, names in table}
-            ops.update({op: OpSupport() for op in PLAN_OPS})
+            ops.update({op: OpSupport() for op in (*PLAN_OPS, *VIEW_OPS)})
             self._capabilities = Capabilities(ops)
         return self._capabilities
 
@@ -62,4 +66,6 @@ class CpuBackend(Backend):
         return to_host_data(array.data, array.type.dtype)
 
     def compile(self, graph: Graph, options: CompileOptions) -> CpuExecutable:
-        return CpuExecutable(self, graph)
+        result = optimize(graph, options.opt_level, debug=options.debug)
+        return CpuExecutable(self, graph, result.graph, report=result.report,
+                             views=options.opt_level >= 1)

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 from mskernel.ir.graph import Graph
+from mskernel.passes import PassReport
 from mskernel.runtime import Executable
 
 from .lowering import lower
@@ -14,11 +15,17 @@ from .memory import MemoryPlan
 class CpuExecutable(Executable):
     """A graph lowered once into a native plan.  :meth:`run` is one call into C++, which runs
     every step; outputs are fresh DeviceArrays owned by the caller.  One run executes at a time
-    (the plan's arena is reused across runs); runs release the GIL."""
+    (the plan's arena is reused across runs); runs release the GIL.
 
-    def __init__(self, backend: Any, graph: Graph) -> None:
+    ``graph`` is the graph as the backend received it, ``optimized_graph`` the one lowered
+    (after the cpu passes; ``pass_report`` says what they did)."""
+
+    def __init__(self, backend: Any, graph: Graph, optimized: Optional[Graph] = None, *,
+                 report: Optional[PassReport] = None, views: bool = False) -> None:
         super().__init__(graph)
-        lowered = lower(graph, backend)
+        self.optimized_graph = graph if optimized is None else optimized
+        self.pass_report = report
+        lowered = lower(self.optimized_graph, backend, views=views)
         self.plan = lowered.plan
         self._memory = lowered.memory
 
@@ -33,3 +40,12 @@ class CpuExecutable(Executable):
     def describe(self) -> str:
         """The steps of the plan, one per line (with what each kernel chose), regions indented."""
         return f"plan of @{self.graph.name}:\n{self.plan.describe()}"
+
+    def explain(self) -> str:
+        """The graph after the cpu passes (fused regions included), what the passes did, and
+        the plan's steps."""
+        parts = [f"graph after the cpu passes:\n{self.optimized_graph}"]
+        if self.pass_report is not None:
+            parts.append(str(self.pass_report))
+        parts.append(self.describe())
+        return "\n\n".join(parts)

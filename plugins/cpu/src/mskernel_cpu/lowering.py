@@ -3,31 +3,54 @@
 1. Each node becomes a step: a kernel prepared by its C++ factory (dtype dispatch, broadcasting
    and attributes are resolved here, not per call), or a plan step for the ops the plan runs
    itself (:data:`PLAN_OPS`: ``ref_load``, ``ref_store``, and ``If``/``While``, whose regions
-   are lowered recursively into sub-plans).
+   are lowered recursively into sub-plans).  A ``constant`` is no step: its data (in device
+   storage) is held by the plan and its slot points there.  ``reshape``, ``squeeze`` and
+   ``expand_dims`` (:data:`VIEW_OPS`) reinterpret dense C-contiguous data, so with ``views``
+   on their result shares its operand's buffer (no step); otherwise they run their kernel, or
+   a copy step when none is registered.  A ``cpu.fused_elementwise`` node gets its program
+   (and generated code) from :mod:`.fusion_codegen`.
 2. Every graph output gets a buffer of its own, allocated fresh at each run and handed to the
-   caller; the step producing it writes there directly.  An output that is a graph input, or
-   that repeats an earlier output, is copied.
+   caller; the step producing it writes there directly (a reshape returned as an output is
+   never a view).  An output that is a graph input, a constant, or that repeats an earlier
+   output, is copied.
 3. The remaining tensors, kernel workspaces and loop scratch go into one arena laid out by
-   :func:`~mskernel_cpu.memory.plan_memory` from their lifetimes over the steps.
+   :func:`~mskernel_cpu.memory.plan_memory` from their lifetimes over the steps.  A view is
+   no buffer of its own: its uses extend the lifetime of the buffer it shares.  With ``views``
+   on, an elementwise kernel (:data:`IN_PLACE_OPS`) whose operand dies at its step writes its
+   result over that operand.
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Mapping, Optional, Sequence, Union
 
-from mskernel.ir.dtypes import DType
+import numpy as np
+
+from mskernel.ir.dtypes import DType, as_storage
 from mskernel.ir.graph import Graph, Node, Value
 from mskernel.ir.types import RefType, TensorType, TokenType, Type
+from mskernel.ops.elementwise import OPS as ELEMENTWISE_OPS
 from mskernel.runtime import DeviceArray
 
+from .fusion import FUSED_OP
+from .fusion_codegen import compile_fused_nodes, kernel_attrs
 from .memory import BufferRequest, MemoryPlan, aligned, plan_memory
 from .native import load
-from .storage import device_dtype
+from .storage import device_dtype, to_device_data
 
-#: Ops run by plan steps rather than kernels; they take values of any dtype.
-PLAN_OPS = ("If", "While", "ref_load", "ref_store")
+#: Ops run by the plan itself rather than by kernels; they take values of any dtype.
+PLAN_OPS = ("If", "While", "ref_load", "ref_store", "constant")
+
+#: Ops whose result is their operand's data under another shape: views when ``views`` is on.
+VIEW_OPS = ("reshape", "squeeze", "expand_dims")
+
+#: Ops whose kernels accept an output aliasing an input of the output's shape and element size
+#: (they read element i before writing it; KERNELS.md): the core elementwise ops, whose kernels
+#: are the map loops of elementwise.hpp.  With ``views`` on, such an output takes the buffer of
+#: an operand that dies at its node.
+IN_PLACE_OPS = frozenset(op.name for op in ELEMENTWISE_OPS)
 
 
 @dataclass(frozen=True)
@@ -63,9 +86,17 @@ class Lowered:
     memory: MemoryPlan
 
 
-def lower(graph: Graph, backend: Any) -> Lowered:
-    """The native plan of ``graph`` (whose nodes the backend claimed) and its memory plan."""
-    return _Lowering(graph, backend, top_level=True).lower()
+def lower(graph: Graph, backend: Any, *, views: bool = False) -> Lowered:
+    """The native plan of ``graph`` (whose nodes the backend claimed) and its memory plan;
+    ``views`` lets reshapes share their operand's buffer and elementwise results overwrite
+    operands that die."""
+    generated = compile_fused_nodes(graph)
+    return _Lowering(graph, backend, top_level=True, views=views, generated=generated).lower()
+
+
+@functools.cache
+def registered_kernels() -> frozenset[str]:
+    return frozenset(op for op, _ in load().kernel_table())
 
 
 def kind_of(t: Type) -> str:
@@ -83,36 +114,104 @@ def tensor_spec(t: TensorType) -> tuple[str, list[int]]:
 
 
 def native_attrs(attrs: Any) -> dict[str, Any]:
-    """Attributes in the forms the C++ ABI reads: dtypes by name, the rest unchanged."""
-    return {name: value.name if isinstance(value, DType) else value
-            for name, value in attrs.items()}
+    """Attributes in the forms the C++ ABI reads: dtypes by name, integers as int64 (one in
+    [2**63, 2**64) — a uint64 seed or bound — as its two's-complement bit pattern, which
+    kernels read back as uint64), the rest unchanged."""
+    return {name: _native_value(value) for name, value in attrs.items()}
+
+
+def _native_value(value: Any) -> Any:
+    if isinstance(value, DType):
+        return value.name
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 2**63:
+        return value - 2**64
+    return value
 
 
 class _Lowering:
-    def __init__(self, graph: Graph, backend: Any, *, top_level: bool) -> None:
+    def __init__(self, graph: Graph, backend: Any, *, top_level: bool, views: bool,
+                 generated: Mapping[Node, tuple[str, str]]) -> None:
         self.graph = graph
+        self.generated = generated  # fused node → (shared object, symbol) of its code
         self.backend = backend
         self.top_level = top_level
+        self.views = views
         self.native = load()
         self.steps: list[StepSpec] = []
+        self.constants: dict[Value, np.ndarray] = {}  # device data of constant nodes
+        self.shared: dict[Value, Key] = {}  # a view or in-place result → the value it shares
+        self.defined = {v for node in graph.nodes for v in node.outputs}
         self.regions: list[MemoryPlan] = []
         self.arena_keys: list[Key] = []  # the keys placed in the arena, in request order
 
     # -- 1. steps ----------------------------------------------------------------------------
 
     def lower(self) -> Lowered:
+        outputs = set(self.graph.outputs)
+        stepped: list[tuple[int, Node]] = []
         for index, node in enumerate(self.graph.nodes):
+            if node.op == "constant":
+                value = node.output
+                host = as_storage(node.attrs["value"], value.type.dtype)
+                self.constants[value] = to_device_data(host, value.type.dtype)
+            elif self.views and node.op in VIEW_OPS and node.output not in outputs:
+                self.shared[node.output] = self.key(node.inputs[0])
+            else:
+                stepped.append((index, node))
+        last_use = self.last_uses() if self.views else {}
+        for index, node in stepped:
+            if self.views:
+                self.reuse_operand(index, node, last_use)
             self.steps.append(self.step_for(index, node))
         outputs = self.output_keys()
         memory = self.plan_arena(outputs)
         return Lowered(self.build(outputs, memory), memory)
 
+    def last_uses(self) -> dict[Key, float]:
+        """The index of the last node reading each buffer (views count for what they share;
+        graph outputs live on)."""
+        last: dict[Key, float] = {}
+        for index, node in enumerate(self.graph.nodes):
+            for value in node.inputs:
+                last[self.key(value)] = index
+        for value in self.graph.outputs:
+            last[self.key(value)] = float("inf")
+        return last
+
+    def reuse_operand(self, index: int, node: Node, last_use: dict[Key, float]) -> None:
+        """Let an elementwise kernel write over an operand of its output's shape and element
+        size that dies at this node (see :data:`IN_PLACE_OPS`): the output shares its buffer."""
+        if node.op not in IN_PLACE_OPS or len(node.outputs) != 1:
+            return
+        out = node.output
+        if out in self.graph.outputs or not isinstance(out.type, TensorType):
+            return
+        size = device_dtype(out.type.dtype).itemsize
+        for value in node.inputs:
+            key = self.key(value)
+            if (not isinstance(key, Value) or key not in self.defined or key in self.constants
+                    or last_use.get(key) != index
+                    or device_dtype(key.type.dtype).itemsize != size):
+                continue
+            # every read of the buffer at this node must be of element i for output element i
+            reads = [v for v in node.inputs if self.key(v) == key]
+            if all(v.type.shape == out.type.shape for v in reads):
+                self.shared[out] = key
+                last_use[key] = last_use.get(out, index)
+                return
+
     def label(self, index: int, node: Node) -> str:
         return f"node {index} '{node.op}'{node.where()} of @{self.graph.name}"
 
+    def key(self, value: Value) -> Key:
+        """The key whose buffer holds ``value`` (itself unless it shares another's)."""
+        while value in self.shared:
+            value = self.shared[value]  # type: ignore[assignment]
+        return value
+
     def step_for(self, index: int, node: Node) -> StepSpec:
         label = self.label(index, node)
-        uses, defines = list(node.inputs), list(node.outputs)
+        uses, defines = [self.key(v) for v in node.inputs], [self.key(v) for v in node.outputs]
         if node.op in ("ref_load", "ref_store"):
             return StepSpec(node.op, label, uses, defines)
         if node.op == "If":
@@ -129,18 +228,27 @@ class _Lowering:
             return StepSpec("While", label, uses, defines, scratch_bytes=total,
                             payload={"cond": cond, "body": body, "offsets": offsets,
                                      "max_iterations": node.attrs["max_iterations"]})
+        if node.op in VIEW_OPS and not self.has_kernel(node.op):
+            return StepSpec("copy", label, uses, defines,
+                            payload={"nbytes": node.output.type.nbytes})
+        attrs = (kernel_attrs(node, self.generated) if node.op == FUSED_OP
+                 else native_attrs(node.attrs))
         try:
             kernel = self.native.prepare(
                 node.op, [tensor_spec(v.type) for v in node.inputs],
-                [tensor_spec(v.type) for v in node.outputs], native_attrs(node.attrs))
+                [tensor_spec(v.type) for v in node.outputs], attrs)
         except Exception as exc:
             exc.add_note(f"while preparing the cpu kernel of {label}")
             raise
         return StepSpec("kernel", label, uses, defines, scratch_bytes=kernel.workspace_bytes,
                         payload={"kernel": kernel})
 
+    def has_kernel(self, op: str) -> bool:
+        return op in registered_kernels()
+
     def sub_plan(self, region: Graph) -> Any:
-        lowered = _Lowering(region, self.backend, top_level=False).lower()
+        lowered = _Lowering(region, self.backend, top_level=False, views=self.views,
+                            generated=self.generated).lower()
         self.regions.append(lowered.memory)
         return lowered.plan
 
@@ -165,7 +273,7 @@ class _Lowering:
     # -- 3. the arena ------------------------------------------------------------------------
 
     def plan_arena(self, outputs: Sequence[Key]) -> MemoryPlan:
-        bound = set(self.graph.inputs) | set(outputs)
+        bound = set(self.graph.inputs) | set(outputs) | set(self.constants)
         first: dict[Key, int] = {}
         last: dict[Key, int] = {}
         for i, step in enumerate(self.steps):
@@ -206,8 +314,11 @@ class _Lowering:
         slots: dict[Key, int] = {}
 
         def slot(key: Key) -> int:
+            key = self.key(key) if isinstance(key, Value) else key
             if key not in slots:
-                slots[key] = plan.add_slot(offsets.get(key, -1))
+                data = self.constants.get(key)  # type: ignore[call-overload]
+                slots[key] = (plan.add_slot(offsets.get(key, -1)) if data is None
+                              else plan.add_constant(data))
             return slots[key]
 
         plan.set_inputs([self.port(slot(v), v.type) for v in self.graph.inputs])

@@ -1,5 +1,6 @@
-"""The plugin module named by the entry point ``cpu``: registers the backend.  Importing it is
-cheap; the backend (and its native extension) is created when first needed."""
+"""The plugin module named by the entry point ``cpu``: registers the backend, its private op
+``cpu.fused_elementwise`` and its passes and pipelines (``cpu.O0`` … ``cpu.O3``).  Importing
+it is cheap; the backend (and its native extension) is created when first needed."""
 
 from __future__ import annotations
 
@@ -30,3 +31,17 @@ def _create_backend() -> Any:
 @hookimpl
 def mskernel_register_backends(backends: Any) -> None:
     backends.register(NAME, _create_backend, priority=PRIORITY)
+
+
+@hookimpl
+def mskernel_register_ops(registry: Any) -> None:
+    from .fusion import FUSED_OPDEF
+
+    registry.define(FUSED_OPDEF)
+
+
+@hookimpl
+def mskernel_register_passes(passes: Any) -> None:
+    from .passes import register
+
+    register(passes)

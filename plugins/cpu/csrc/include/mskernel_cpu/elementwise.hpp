@@ -20,12 +20,10 @@
 #include <cstdint>
 
 #include "mskernel_cpu/broadcast.hpp"
+#include "mskernel_cpu/functors.hpp"  // the cost tags CheapOp, CostlyOp
 #include "mskernel_cpu/kernel.hpp"
 
 namespace mskernel_cpu {
-
-struct CheapOp { static constexpr int cost = 1; };
-struct CostlyOp { static constexpr int cost = 8; };
 
 // Elements per thread range for an operation of the given cost.
 constexpr int64_t kElementwiseGrain = 32768;

@@ -1,0 +1,60 @@
+"""The cpu backend's passes and pipelines, registered through ``mskernel_register_passes`` and
+run by :meth:`CpuBackend.compile <mskernel_cpu.backend.CpuBackend.compile>` with the core
+:class:`~mskernel.passes.PassManager` after partitioning, before lowering:
+
+- ``cpu.O0``: nothing, so every node reaches its own kernel (the conformance tests rely on it);
+- ``cpu.O1``: ``cpu.fuse_elementwise``;
+- ``cpu.O2`` and ``cpu.O3``: ``cpu.fold_batch_norm``, then the generic ``simplify``, ``fold``,
+  ``cse`` and ``dce`` (which turn folded parameters that are constants into constants and
+  drop what folding left unused), then ``cpu.fuse_elementwise`` last, so it sees the final
+  elementwise graph.
+
+The pipeline of ``CompileOptions.opt_level`` runs; ``options.debug`` verifies the graph after
+every pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mskernel.ir.graph import Graph
+from mskernel.passes import PassContext, PassManager, PipelineResult
+
+from .bn_folding import BatchNormFolding
+from .fusion import ElementwiseFusion
+from .native import NativeUnavailable, load
+
+_OPTIMIZE = ("cpu.fold_batch_norm", "simplify", "fold", "cse", "dce", "cpu.fuse_elementwise")
+PIPELINES: dict[str, tuple[str, ...]] = {
+    "cpu.O0": (),
+    "cpu.O1": ("cpu.fuse_elementwise",),
+    "cpu.O2": _OPTIMIZE,
+    "cpu.O3": _OPTIMIZE,
+}
+
+
+def fusable_ops() -> tuple[str, ...]:
+    """The ops the fused kernel runs (none when the native kernels cannot load)."""
+    try:
+        return tuple(load().fusable_ops())
+    except NativeUnavailable:
+        return ()
+
+
+PASSES = (BatchNormFolding(), ElementwiseFusion(fusable_ops))
+
+
+def register(passes: Any) -> None:
+    for pass_ in PASSES:
+        passes.register(pass_)
+    for name, names in PIPELINES.items():
+        passes.register_pipeline(name, names)
+
+
+def optimize(graph: Graph, opt_level: int, *, debug: bool = False) -> PipelineResult:
+    """Run the pipeline ``cpu.O<opt_level>`` on ``graph``."""
+    from mskernel.ops import registry
+
+    manager = PassManager.from_pipeline(f"cpu.O{opt_level}", debug=debug)
+    context = PassContext(registry=registry(), opt_level=opt_level, backend="cpu")
+    return manager.run(graph, context)
