@@ -2,49 +2,72 @@
 //
 // float32/float64/complex go through OpenBLAS (scipy-openblas32) gemm; float16 and bfloat16
 // are widened to float32 in the workspace, multiplied by sgemm and rounded back (the
-// reference also accumulates them in float32); integer types use a wrapping loop.
+// reference also accumulates them in float32); integer types use a wrapping loop.  The
+// float paths (matmul_forward, see matmul.hpp) finish each block of rows with an Epilogue.
 //
 // Threading: OpenBLAS is set to one thread, and the rows of all products are split over the
 // backend's own pool, each range calling gemm on its block of rows.  Products whose y is shared
 // by every batch (a linear layer) become one product with batch * n rows.
-#include <cblas.h>
-
-#include <cstring>
+#include "mskernel_cpu/matmul.hpp"
 
 #include "mskernel_cpu/broadcast.hpp"
-#include "mskernel_cpu/kernel.hpp"
+#include "mskernel_cpu/gemm.hpp"
 #include "mskernel_cpu/scalar_math.hpp"
 
 namespace mskernel_cpu {
 namespace {
 
-// Rows per thread range: enough that a range does at least this many multiply-adds.
-constexpr int64_t kMinRangeFlops = 1 << 21;
-
-struct Products {
-  int64_t batch = 1, n = 0, k = 0, m = 0;
-  std::vector<int64_t> x_offsets, y_offsets;  // element offsets of each product's operands
-
-  int64_t rows() const { return batch * n; }
-  int64_t grain() const {
-    return std::max<int64_t>(1, kMinRangeFlops / std::max<int64_t>(1, k * m));
-  }
-
-  // Call f(x_offset, y_offset, out_offset, rows) for each block of rows in [begin, end) of the
-  // flattened (product, row) index.
-  template <class F> void for_each_block(int64_t begin, int64_t end, F&& f) const {
-    while (begin < end) {
-      const int64_t b = begin / n, row = begin % n;
-      const int64_t count = std::min(n - row, end - begin);
-      f(x_offsets[b] + row * k, y_offsets[b], (b * n + row) * m, count);
-      begin += count;
-    }
-  }
-};
-
 std::vector<int64_t> batch_dims(const std::vector<int64_t>& shape) {
   return std::vector<int64_t>(shape.begin(), shape.end() - 2);
 }
+
+void check_blas_dims(const Products& p) {
+  for (int64_t v : {p.n, p.k, p.m}) check_blas_size("matmul", v);
+}
+
+// gemm over the blocks of rows of every product; finish(out_offset, rows) runs on each block
+// of `out` right after it is computed.
+template <class T, class Finish>
+void blas_products(const Products& p, const T* x, const T* y, T* out, Finish&& finish) {
+  if (p.rows() == 0 || p.m == 0) return;
+  if (p.k == 0) {
+    std::fill(out, out + p.rows() * p.m, T(0));
+    finish(int64_t(0), p.rows());
+    return;
+  }
+  parallel_for(p.rows(), p.grain(), [&](int64_t begin, int64_t end) {
+    p.for_each_block(begin, end, [&](int64_t xo, int64_t yo, int64_t oo, int64_t rows) {
+      gemm({rows, p.m, p.k}, x + xo, p.k, y + yo, p.m, out + oo, p.m);
+      finish(oo, rows);
+    });
+  });
+}
+
+// Integers: out[i, :] = sum_p x[i, p] * y[p, :], wrapping.
+template <class T>
+Kernel integer_kernel(KernelContext& ctx, const Products& p) {
+  ctx.detail = "integer loop";
+  return [p](const Args& args) {
+    const T* x = args.in<T>(0);
+    const T* y = args.in<T>(1);
+    T* out = args.out<T>(0);
+    parallel_for(p.rows(), p.grain(), [&](int64_t begin, int64_t end) {
+      p.for_each_block(begin, end, [&](int64_t xo, int64_t yo, int64_t oo, int64_t rows) {
+        for (int64_t i = 0; i < rows; ++i) {
+          T* o = out + oo + i * p.m;
+          std::fill(o, o + p.m, T(0));
+          for (int64_t q = 0; q < p.k; ++q) {
+            const T a = x[xo + i * p.k + q];
+            const T* yr = y + yo + q * p.m;
+            for (int64_t j = 0; j < p.m; ++j) o[j] = wrap_add(o[j], wrap_mul(a, yr[j]));
+          }
+        }
+      });
+    });
+  };
+}
+
+}  // namespace
 
 Products plan_products(const KernelContext& ctx) {
   std::vector<int64_t> xs = ctx.inputs[0].shape, ys = ctx.inputs[1].shape;
@@ -87,122 +110,81 @@ Products plan_products(const KernelContext& ctx) {
   return p;
 }
 
-// ---- BLAS -------------------------------------------------------------------------------
-
-void gemm(int M, int N, int K, const float* A, const float* B, float* C) {
-  scipy_cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0f, A, K, B, N, 0.0f,
-                    C, N);
+MatmulPlan plan_matmul(const KernelContext& ctx) {
+  MatmulPlan plan;
+  plan.products = plan_products(ctx);
+  check_blas_dims(plan.products);
+  const DType dtype = ctx.inputs[0].dtype;
+  if (dtype == DType::Float16 || dtype == DType::BFloat16) {
+    plan.x_numel = ctx.inputs[0].numel();
+    plan.y_numel = ctx.inputs[1].numel();
+    plan.out_numel = ctx.outputs[0].numel();
+    plan.workspace_bytes =
+        sizeof(float) * static_cast<size_t>(plan.x_numel + plan.y_numel + plan.out_numel);
+  }
+  return plan;
 }
 
-void gemm(int M, int N, int K, const double* A, const double* B, double* C) {
-  scipy_cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, 1.0, A, K, B, N, 0.0,
-                    C, N);
-}
-
-void gemm(int M, int N, int K, const std::complex<float>* A, const std::complex<float>* B,
-          std::complex<float>* C) {
-  const std::complex<float> one(1), zero(0);
-  scipy_cblas_cgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, &one, A, K, B, N, &zero,
-                    C, N);
-}
-
-void gemm(int M, int N, int K, const std::complex<double>* A, const std::complex<double>* B,
-          std::complex<double>* C) {
-  const std::complex<double> one(1), zero(0);
-  scipy_cblas_zgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, M, N, K, &one, A, K, B, N, &zero,
-                    C, N);
-}
-
-void check_blas_dims(const Products& p) {
-  constexpr int64_t limit = 2147483647;
-  if (p.n > limit || p.k > limit || p.m > limit) {
-    throw Error("matmul: a dimension exceeds the 32-bit BLAS limit");
+template <class T>
+void matmul_forward(const MatmulPlan& plan, const T* x, const T* y, const Epilogue<T>& epilogue,
+                    T* out, void* workspace) {
+  const Products& p = plan.products;
+  if constexpr (is_half_v<T>) {
+    float* xf = static_cast<float*>(workspace);
+    float* yf = xf + plan.x_numel;
+    float* of = yf + plan.y_numel;
+    widen_to_float(x, xf, plan.x_numel);
+    widen_to_float(y, yf, plan.y_numel);
+    blas_products(p, xf, yf, of, [&](int64_t offset, int64_t rows) {
+      for (int64_t r = 0; r < rows; ++r) {
+        const int64_t at = offset + r * p.m;
+        finish_row(epilogue, 0, of + at, out + at, p.m);
+      }
+    });
+  } else {
+    blas_products(p, x, y, out, [&](int64_t offset, int64_t rows) {
+      if (epilogue.trivial()) return;
+      for (int64_t r = 0; r < rows; ++r) {
+        T* row = out + offset + r * p.m;
+        finish_row(epilogue, 0, row, row, p.m);
+      }
+    });
   }
 }
 
-template <class T>
-void blas_products(const Products& p, const T* x, const T* y, T* out) {
-  if (p.k == 0) {
-    std::fill(out, out + p.rows() * p.m, T(0));
-    return;
-  }
-  parallel_for(p.rows(), p.grain(), [&](int64_t begin, int64_t end) {
-    p.for_each_block(begin, end, [&](int64_t xo, int64_t yo, int64_t oo, int64_t rows) {
-      gemm(int(rows), int(p.m), int(p.k), x + xo, y + yo, out + oo);
-    });
-  });
-}
+template void matmul_forward<float>(const MatmulPlan&, const float*, const float*,
+                                    const Epilogue<float>&, float*, void*);
+template void matmul_forward<double>(const MatmulPlan&, const double*, const double*,
+                                     const Epilogue<double>&, double*, void*);
+template void matmul_forward<f16_t>(const MatmulPlan&, const f16_t*, const f16_t*,
+                                    const Epilogue<f16_t>&, f16_t*, void*);
+template void matmul_forward<bf16_t>(const MatmulPlan&, const bf16_t*, const bf16_t*,
+                                     const Epilogue<bf16_t>&, bf16_t*, void*);
 
-template <class T>
-Kernel blas_kernel(const Products& p) {
-  check_blas_dims(p);
-  return [p](const Args& args) { blas_products(p, args.in<T>(0), args.in<T>(1), args.out<T>(0)); };
-}
-
-// float16/bfloat16: widen both operands into the workspace, sgemm, round the result.
-template <class H>
-Kernel widened_kernel(KernelContext& ctx, const Products& p) {
-  check_blas_dims(p);
-  const int64_t nx = ctx.inputs[0].numel(), ny = ctx.inputs[1].numel();
-  const int64_t no = ctx.outputs[0].numel();
-  ctx.workspace_bytes = sizeof(float) * static_cast<size_t>(nx + ny + no);
-  ctx.detail = "widened to float32, sgemm";
-  return [p, nx, ny, no](const Args& args) {
-    float* xf = args.scratch<float>();
-    float* yf = xf + nx;
-    float* of = yf + ny;
-    const H* x = args.in<H>(0);
-    const H* y = args.in<H>(1);
-    H* out = args.out<H>(0);
-    parallel_for(nx, 1 << 16, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) xf[i] = to_float(x[i]);
-    });
-    parallel_for(ny, 1 << 16, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) yf[i] = to_float(y[i]);
-    });
-    blas_products(p, xf, yf, of);
-    parallel_for(no, 1 << 16, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) out[i] = convert<H>(of[i]);
-    });
-  };
-}
-
-// Integers: out[i, :] = sum_p x[i, p] * y[p, :], wrapping.
-template <class T>
-Kernel integer_kernel(KernelContext& ctx, const Products& p) {
-  ctx.detail = "integer loop";
-  return [p](const Args& args) {
-    const T* x = args.in<T>(0);
-    const T* y = args.in<T>(1);
-    T* out = args.out<T>(0);
-    parallel_for(p.rows(), p.grain(), [&](int64_t begin, int64_t end) {
-      p.for_each_block(begin, end, [&](int64_t xo, int64_t yo, int64_t oo, int64_t rows) {
-        for (int64_t i = 0; i < rows; ++i) {
-          T* o = out + oo + i * p.m;
-          std::fill(o, o + p.m, T(0));
-          for (int64_t q = 0; q < p.k; ++q) {
-            const T a = x[xo + i * p.k + q];
-            const T* yr = y + yo + q * p.m;
-            for (int64_t j = 0; j < p.m; ++j) o[j] = wrap_add(o[j], wrap_mul(a, yr[j]));
-          }
-        }
-      });
-    });
-  };
-}
+namespace {
 
 Kernel matmul(KernelContext& ctx) {
   const Products p = plan_products(ctx);
   if (p.rows() == 0 || p.m == 0) return [](const Args&) {};
   return dispatch<kNumeric>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
-    if constexpr (is_half_v<T>) {
-      return widened_kernel<T>(ctx, p);
-    } else if constexpr (std::is_integral_v<T>) {
+    if constexpr (std::is_integral_v<T>) {
       return integer_kernel<T>(ctx, p);
-    } else {
+    } else if constexpr (is_complex_v<T>) {
+      check_blas_dims(p);
       ctx.detail = p.batch == 1 ? "gemm" : "gemm per product";
-      return blas_kernel<T>(p);
+      return [p](const Args& args) {
+        blas_products(p, args.in<T>(0), args.in<T>(1), args.out<T>(0), [](int64_t, int64_t) {});
+      };
+    } else {
+      const MatmulPlan plan = plan_matmul(ctx);
+      ctx.workspace_bytes = plan.workspace_bytes;
+      ctx.detail = is_half_v<T> ? "widened to float32, sgemm"
+                                : (p.batch == 1 ? "gemm" : "gemm per product");
+      return [plan](const Args& args) {
+        matmul_forward<T>(plan, args.in<T>(0), args.in<T>(1), Epilogue<T>{}, args.out<T>(0),
+                          args.workspace);
+      };
     }
   });
 }
