@@ -39,3 +39,20 @@ def executable(compile_cpu: Callable[..., Any]) -> Callable[[Graph], Any]:
         return compiled
 
     return only_executable
+
+
+@pytest.fixture
+def foreign_op(monkeypatch: pytest.MonkeyPatch) -> str:
+    """The name of an op no cpu kernel claims — ``tests.running_total(x, axis)``, NumPy's
+    cumsum, defined for one test as another plugin would define it — since the cpu backend
+    claims every core op."""
+    import numpy as np
+
+    from mskernel.ops import registry
+    from mskernel.ops.registry import Attr, OpDef
+
+    op = OpDef("tests.running_total", ("x",), lambda x, axis: x,
+               lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
+               attrs=(Attr("axis", "int"),), owner="tests", doc="cumsum, unclaimed")
+    monkeypatch.setitem(registry()._ops, op.name, op)
+    return op.name

@@ -130,6 +130,7 @@ void translate(std::exception_ptr error) {
     switch (e.kind()) {
       case ErrorKind::ZeroDivision: type = PyExc_ZeroDivisionError; break;
       case ErrorKind::Value: type = PyExc_ValueError; break;
+      case ErrorKind::Index: type = PyExc_IndexError; break;
       case ErrorKind::Type: type = PyExc_TypeError; break;
       case ErrorKind::Runtime: {
         static py::object* mskernel_error = new py::object(

@@ -1,6 +1,6 @@
 // Errors raised by kernels and plans.  The bindings translate the kind to a Python exception:
 // Runtime -> mskernel.errors.MskernelError, ZeroDivision -> ZeroDivisionError,
-// Value -> ValueError, Type -> TypeError.  The plan prefixes the message with the node that
+// Value -> ValueError, Index -> IndexError, Type -> TypeError.  The plan prefixes the message with the node that
 // failed (op name and source line), so a kernel says only what is wrong.
 #pragma once
 
@@ -9,7 +9,7 @@
 
 namespace mskernel_cpu {
 
-enum class ErrorKind { Runtime, ZeroDivision, Value, Type };
+enum class ErrorKind { Runtime, ZeroDivision, Value, Index, Type };
 
 class Error : public std::runtime_error {
  public:
