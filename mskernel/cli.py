@@ -207,6 +207,8 @@ def _backend_lines(backend: BackendReport) -> list[str]:
     if backend.falls_back:
         lines.append(_field(f"  falls back ({len(backend.falls_back)} core ops)",
                             ", ".join(backend.falls_back)))
+    else:
+        lines.append(_field("  falls back", "none: every core op runs here"))
     lines.append(_field("  conformance", _conformance_line(backend)))
     return lines
 

@@ -6,8 +6,10 @@ run by :meth:`CpuBackend.compile <mskernel_cpu.backend.CpuBackend.compile>` with
 - ``cpu.O1``: ``cpu.fuse_elementwise``;
 - ``cpu.O2`` and ``cpu.O3``: ``cpu.fold_batch_norm``, then the generic ``simplify``, ``fold``,
   ``cse`` and ``dce`` (which turn folded parameters that are constants into constants and
-  drop what folding left unused), then ``cpu.fuse_elementwise`` last, so it sees the final
-  elementwise graph.
+  drop what folding left unused), then ``cpu.fuse_gemm_epilogue`` (a conv or matmul with its
+  bias add and activation, a folded batch norm's bias add included), then
+  ``cpu.fuse_elementwise`` last, so it sees the final elementwise graph and cannot take a bias
+  add a GEMM's epilogue does.
 
 The pipeline of ``CompileOptions.opt_level`` runs; ``options.debug`` verifies the graph after
 every pass.
@@ -22,9 +24,11 @@ from mskernel.passes import PassContext, PassManager, PipelineResult
 
 from .bn_folding import BatchNormFolding
 from .fusion import ElementwiseFusion
+from .gemm_fusion import GemmEpilogueFusion
 from .native import NativeUnavailable, load
 
-_OPTIMIZE = ("cpu.fold_batch_norm", "simplify", "fold", "cse", "dce", "cpu.fuse_elementwise")
+_OPTIMIZE = ("cpu.fold_batch_norm", "simplify", "fold", "cse", "dce", "cpu.fuse_gemm_epilogue",
+             "cpu.fuse_elementwise")
 PIPELINES: dict[str, tuple[str, ...]] = {
     "cpu.O0": (),
     "cpu.O1": ("cpu.fuse_elementwise",),
@@ -41,7 +45,7 @@ def fusable_ops() -> tuple[str, ...]:
         return ()
 
 
-PASSES = (BatchNormFolding(), ElementwiseFusion(fusable_ops))
+PASSES = (BatchNormFolding(), GemmEpilogueFusion(), ElementwiseFusion(fusable_ops))
 
 
 def register(passes: Any) -> None:

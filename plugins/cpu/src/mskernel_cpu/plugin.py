@@ -1,6 +1,7 @@
-"""The plugin module named by the entry point ``cpu``: registers the backend, its private op
-``cpu.fused_elementwise`` and its passes and pipelines (``cpu.O0`` … ``cpu.O3``).  Importing
-it is cheap; the backend (and its native extension) is created when first needed."""
+"""The plugin module named by the entry point ``cpu``: registers the backend, its private ops
+(``cpu.fused_elementwise``, ``cpu.conv_bias_act``, ``cpu.matmul_bias_act``) and its passes and
+pipelines (``cpu.O0`` … ``cpu.O3``).  Importing it is cheap; the backend (and its native
+extension) is created when first needed."""
 
 from __future__ import annotations
 
@@ -36,8 +37,10 @@ def mskernel_register_backends(backends: Any) -> None:
 @hookimpl
 def mskernel_register_ops(registry: Any) -> None:
     from .fusion import FUSED_OPDEF
+    from .gemm_ops import OPDEFS
 
-    registry.define(FUSED_OPDEF)
+    for opdef in (FUSED_OPDEF, *OPDEFS):
+        registry.define(opdef)
 
 
 @hookimpl
