@@ -19,7 +19,8 @@ statistics as extra outputs for autodiff and running-average updates:
   ``num_groups`` groups of consecutive channels of each sample; statistics have shape
   ``[N, num_groups]`` (as PyTorch's ``native_group_norm``).
 
-The reference computes float16 in float32 (:func:`~mskernel.ops.rules.widened`).
+The reference computes float16 in float32 (:func:`~mskernel.ops.rules.widened`) and
+accumulates sums and statistics in float64 (:func:`~mskernel.ops.reduction.accumulator`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import numpy as np
 
 from ..errors import InferError
 from ..ir.types import Shape, TensorType
-from .reduction import moments
+from .reduction import accumulator, moments
 from .registry import Attr, OpDef
 from .rules import normalize_axis, require_kind, same_dtype, tensor, widened
 
@@ -52,12 +53,13 @@ def _shifted(x: np.ndarray, axis: int) -> np.ndarray:
 
 def _softmax(x: np.ndarray, axis: int) -> np.ndarray:
     e = np.exp(_shifted(x, axis))
-    return (e / np.sum(e, axis=axis, keepdims=True)).astype(x.dtype, copy=False)
+    total = np.sum(e, axis=axis, dtype=accumulator(e.dtype), keepdims=True)
+    return (e / total).astype(x.dtype, copy=False)
 
 
 def _log_softmax(x: np.ndarray, axis: int) -> np.ndarray:
     s = _shifted(x, axis)
-    out = s - np.log(np.sum(np.exp(s), axis=axis, keepdims=True))
+    out = s - np.log(np.sum(np.exp(s), axis=axis, dtype=accumulator(s.dtype), keepdims=True))
     return out.astype(x.dtype, copy=False)
 
 

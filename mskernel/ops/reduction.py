@@ -16,7 +16,10 @@ Dtype rules (no op here changes the element type except ``argmax``/``argmin``):
 - ``max``/``min``/``argmax``/``argmin`` accept real inputs and have no identity: reducing a
   size-0 axis is an error.  NaN propagates (``argmax`` points at the first NaN).
 
-The reference accumulates float16 in float32 (:func:`~mskernel.ops.rules.widened`), as backends do.
+The reference accumulates floating sums in float64 (complex ones in complex128, see
+:func:`accumulator`) and rounds once to the input dtype, so its sums, means and variances are
+as exact as the input allows; a backend accumulating in float32 must keep its error near
+float32 rounding too (blocked or pairwise sums), whatever the axes reduced.
 """
 
 from __future__ import annotations
@@ -30,9 +33,25 @@ from ..errors import InferError
 from ..ir.dtypes import int64
 from ..ir.types import TensorType
 from .registry import Attr, OpDef
-from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor, widened
+from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor
 
 _REDUCTION = frozenset({"reduction"})
+
+
+def accumulator(dtype: np.dtype) -> np.dtype:
+    """The dtype reference reductions accumulate ``dtype`` in: float64 for every floating
+    dtype, complex128 for complex ones, ``dtype`` itself otherwise (integer sums wrap).
+
+    NumPy sums pairwise only along one contiguous axis; over other axes (``(0, 2, 3)`` of an
+    NCHW tensor, as batch norm and its gradient reduce) it adds one element at a time, and in
+    float32 that loses ~1e-5 relative over 65536 elements.
+    """
+    return np.dtype({"f": np.float64, "c": np.complex128}.get(np.dtype(dtype).kind, dtype))
+
+
+def accumulated(x: np.ndarray) -> np.ndarray:
+    """``x`` in its :func:`accumulator` dtype."""
+    return x.astype(accumulator(x.dtype), copy=False)
 
 
 def moments(x: np.ndarray, axes: tuple[int, ...],
@@ -40,8 +59,10 @@ def moments(x: np.ndarray, axes: tuple[int, ...],
     """Mean and variance of ``x`` over ``axes``, both with the reduced axes kept as size 1.
 
     The variance divides by ``max(n - correction, 0)`` (``correction=0`` is the biased
-    estimate normalisation layers use).  Computed in ``x``'s own dtype: widen it first.
+    estimate normalisation layers use).  Both are computed, and returned, in the
+    :func:`accumulator` dtype of ``x``: round them to ``x``'s dtype at the end.
     """
+    x = accumulated(x)
     count = math.prod(x.shape[a] for a in axes)
     mean = np.sum(x, axis=axes, keepdims=True) / count
     deviation = x - mean
@@ -82,13 +103,11 @@ def _reduction(name: str, fn: Callable[..., np.ndarray], kinds: str, doc: str, *
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    w = widened(x)
-    return np.sum(w, axis=axes, dtype=w.dtype, keepdims=keepdims)
+    return np.sum(x, axis=axes, dtype=accumulator(x.dtype), keepdims=keepdims)
 
 
 def _prod(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    w = widened(x)
-    return np.prod(w, axis=axes, dtype=w.dtype, keepdims=keepdims)
+    return np.prod(x, axis=axes, dtype=accumulator(x.dtype), keepdims=keepdims)
 
 
 def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
@@ -96,7 +115,7 @@ def _mean(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
 
 
 def _var(x: np.ndarray, axes: tuple[int, ...], keepdims: bool, correction: int) -> np.ndarray:
-    _, var = moments(widened(x), axes, correction)
+    _, var = moments(x, axes, correction)
     return var if keepdims else np.squeeze(var, axis=axes)
 
 
@@ -121,7 +140,7 @@ def _any(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
 
 
 def _logsumexp(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
-    w = widened(x)
+    w = accumulated(x)
     peak = np.max(w, axis=axes, keepdims=True, initial=-np.inf)
     # Shifting by an infinite peak would give inf - inf; such slices are all -inf (result
     # -inf) or contain +inf (result +inf), which the unshifted sum gets right.

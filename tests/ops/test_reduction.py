@@ -8,7 +8,7 @@ import torch
 
 from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.dtypes import float64
+from mskernel.ir.dtypes import float32, float64
 from mskernel.ops import reduction, registry
 from mskernel.runtime.interpreter import run_graph
 from mskernel.testing import OpSample, assert_close, sample_graph
@@ -165,11 +165,22 @@ def test_complex_mean_sum_and_prod():
     assert_close(run("prod", x, axes=(1,)), torch.prod(t, dim=1).numpy(), float64)
 
 
-def test_float16_accumulates_in_float32():
+def test_float16_accumulates_in_a_wider_dtype():
     x = np.array([2048.0, 1.0, 1.0], np.float16)  # 2048 + 1 rounds back to 2048 in float16
     total, mean = run("sum", x), run("mean", x)
     assert total.dtype == mean.dtype == np.float16
     assert total == 2050.0 and mean == np.float16(2050.0 / 3)
+
+
+@pytest.mark.parametrize("op", ["sum", "mean", "var"])
+def test_float32_reductions_over_strided_axes_are_correctly_rounded(op):
+    """NCHW stored channels-last (as a convolution may leave it): NumPy adds the 16384 terms
+    of each channel one at a time, which in float32 is off by ~1e-6 relative."""
+    x = (normal((64, 16, 16, 2)) + 1).astype(np.float32).transpose(0, 3, 1, 2)
+    expected = getattr(np, op)(x.astype(np.float64), axis=(0, 2, 3))
+    actual = run(op, x, axes=(0, 2, 3))
+    assert actual.dtype == np.float32
+    assert_close(actual, expected, float32, rtol=float(np.finfo(np.float32).eps), atol=0)
 
 
 @pytest.mark.parametrize("op, dt, words", [
