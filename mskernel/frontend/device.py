@@ -54,8 +54,15 @@ def current_device() -> Backend:
 
 def forget_default() -> None:
     """Drop the process default (the plugin host was reset; its backends are gone)."""
+    swap_default(None)
+
+
+def swap_default(backend: Optional[Backend]) -> Optional[Backend]:
+    """Make ``backend`` (``None``: choose again on next use) the process default and return
+    the previous one (:func:`mskernel.hooks.host.fresh_host` restores it with this)."""
     global _default
-    _default = None
+    previous, _default = _default, backend
+    return previous
 
 
 def get_device() -> str:

@@ -14,9 +14,10 @@ import importlib
 import sys
 import threading
 import traceback
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import pluggy
 
@@ -357,3 +358,24 @@ def reset_host() -> None:
     device = sys.modules.get("mskernel.frontend.device")
     if device is not None:
         device.forget_default()
+
+
+@contextmanager
+def fresh_host() -> Iterator[None]:
+    """A host that rediscovers the plugins (on first use) for the enclosed block — tests
+    that install, hide or break plugins; afterwards the previous host is back, with the very
+    backend objects existing tensors live on and the default device it had."""
+    global _host
+    with _host_lock:
+        previous = _host
+    device = sys.modules.get("mskernel.frontend.device")
+    previous_default = device.swap_default(None) if device is not None else None
+    reset_host()
+    try:
+        yield
+    finally:
+        with _host_lock:
+            _host = previous
+        device = sys.modules.get("mskernel.frontend.device")
+        if device is not None:
+            device.swap_default(previous_default)

@@ -9,7 +9,6 @@ from typing import Iterator
 import pytest
 
 import mskernel.hooks.host as host_module
-from mskernel.hooks import reset_host
 from sdk_testing import SDK, pip_install
 
 
@@ -29,6 +28,5 @@ def fresh_host(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for variable in ("MSKERNEL_DISABLE_PLUGINS", "MSKERNEL_BACKENDS"):
         monkeypatch.delenv(variable, raising=False)
     monkeypatch.setattr(host_module, "discover", lambda: [])
-    reset_host()
-    yield
-    reset_host()
+    with host_module.fresh_host():
+        yield

@@ -9,10 +9,9 @@ import torch
 import mskernel
 import mskernel.hooks.host as host_module
 from mskernel import ops
-from mskernel.frontend.device import get_device, set_device
 from mskernel.frontend.jit import jit
 from mskernel.frontend.parameter import Parameter
-from mskernel.hooks import plugin_host, reset_host
+from mskernel.hooks import plugin_host
 from mskernel.testing import assert_close
 from mskernel_autodiff import api
 from mskernel_autodiff.api import GradientError
@@ -56,16 +55,10 @@ def test_namespaces_expose_the_api():
 
 
 def test_without_the_plugin_the_error_says_what_to_install(monkeypatch):
-    device = get_device()
     monkeypatch.setattr(host_module, "discover", lambda: [])
-    reset_host()
-    try:
+    with host_module.fresh_host():
         with pytest.raises(AttributeError, match=r"pip install mskernel-autodiff"):
             mskernel.grad  # noqa: B018
-    finally:
-        monkeypatch.undo()
-        reset_host()
-        set_device(device)
 
 
 # -- gradients --------------------------------------------------------------------------------

@@ -17,7 +17,8 @@ from mskernel import ops
 from mskernel.frontend.device import get_device, set_device
 from mskernel.frontend.dispatch import apply
 from mskernel.frontend.jit import jit
-from mskernel.hooks import plugin_host, reset_host
+from mskernel.hooks import plugin_host
+from mskernel.hooks.host import fresh_host
 from mskernel.ops import registry
 from mskernel_autodiff.lookup import MissingRuleError
 from mskernel_autodiff.testing import check_grads
@@ -42,17 +43,15 @@ def cubedemo(tmp_path_factory):
     device = get_device()
     sys.path.insert(0, str(root))
     importlib.invalidate_caches()
-    reset_host()
-    set_device(device)  # the same backend, as the new host provides it
     try:
-        yield plugin_host()
+        with fresh_host():
+            set_device(device)  # the same backend, as the new host provides it
+            yield plugin_host()
     finally:
         sys.path.remove(str(root))
         for name in [m for m in sys.modules if m.split(".")[0] == PACKAGE]:
             del sys.modules[name]
         importlib.invalidate_caches()
-        reset_host()
-        set_device(device)
 
 
 def cube(x):
