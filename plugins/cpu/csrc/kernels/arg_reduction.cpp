@@ -10,7 +10,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "mskernel_cpu/axis_split.hpp"
+#include "mskernel_cpu/axis.hpp"
 #include "mskernel_cpu/kernel.hpp"
 #include "mskernel_cpu/vector_math.hpp"
 

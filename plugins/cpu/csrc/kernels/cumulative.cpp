@@ -59,22 +59,21 @@ constexpr int64_t kBlock = 256;
 template <class S, class T>
 Kernel scan(KernelContext& ctx, bool reverse, bool exclusive) {
   using A = typename S::template acc<T>;
-  const AxisLines l(ctx.inputs[0].shape,
-                    normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank()));
+  const AxisSplit l = split_axis(ctx.inputs[0].shape, ctx.attrs.get_int("axis"));
   const int64_t block = std::min(l.inner, kBlock);
   const int64_t blocks = block == 0 ? 0 : (l.inner + block - 1) / block;
-  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, l.size * block));
+  const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, l.extent * block));
   if (l.inner == 1) {  // scanning along the last axis: one line per task, no blocks
-    const int64_t line_grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, l.size));
+    const int64_t line_grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, l.extent));
     return [=](const Args& args) {
       const T* x = args.in<T>(0);
       T* y = args.out<T>(0);
       parallel_for(l.outer, line_grain, [&](int64_t begin, int64_t end) {
         for (int64_t line = begin; line < end; ++line) {
-          const int64_t first = reverse ? (line + 1) * l.size - 1 : line * l.size;
+          const int64_t first = reverse ? (line + 1) * l.extent - 1 : line * l.extent;
           const int64_t step = reverse ? -1 : 1;
           A acc = S::template identity<A>();
-          for (int64_t i = 0, at = first; i < l.size; ++i, at += step) {
+          for (int64_t i = 0, at = first; i < l.extent; ++i, at += step) {
             const A next = S::combine(acc, S::template lift<A>(x[at]));
             y[at] = convert<T>(exclusive ? acc : next);
             acc = next;
@@ -91,10 +90,10 @@ Kernel scan(KernelContext& ctx, bool reverse, bool exclusive) {
       for (int64_t task = begin; task < end; ++task) {
         const int64_t o = task / blocks, q0 = (task - o * blocks) * block;
         const int64_t width = std::min(block, l.inner - q0);
-        const int64_t start = o * l.size * l.inner + q0;
+        const int64_t start = o * l.extent * l.inner + q0;
         for (int64_t c = 0; c < width; ++c) acc[c] = S::template identity<A>();
-        for (int64_t step = 0; step < l.size; ++step) {
-          const int64_t offset = start + (reverse ? l.size - 1 - step : step) * l.inner;
+        for (int64_t step = 0; step < l.extent; ++step) {
+          const int64_t offset = start + (reverse ? l.extent - 1 - step : step) * l.inner;
           const T* in = x + offset;
           T* out = y + offset;
           if (exclusive) {

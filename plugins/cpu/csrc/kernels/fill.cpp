@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 
+#include "mskernel_cpu/axis.hpp"
 #include "mskernel_cpu/kernel.hpp"
 #include "mskernel_cpu/strided_copy.hpp"
 
@@ -54,7 +55,7 @@ Kernel full(KernelContext& ctx) {
 // The output seen as (outer, length, inner): element (o, j, i) is j.
 Kernel iota(KernelContext& ctx) {
   const std::vector<int64_t>& shape = ctx.outputs[0].shape;
-  const size_t axis = normalized_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
   const int64_t outer = dims_product(shape, 0, axis), length = shape[axis];
   const int64_t inner = dims_product(shape, axis + 1, shape.size());
   return dispatch<kNumeric>(ctx.outputs[0].dtype, [&](auto tag) -> Kernel {

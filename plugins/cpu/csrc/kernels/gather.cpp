@@ -43,8 +43,8 @@ void copy_rows(const E* x, E* out, int64_t rows, int64_t width, SourceRow&& sour
 // A range of rows is walked as runs of j at one o: a run of single elements is a plain
 // (vectorisable) gather, longer rows are copied whole.
 Kernel take_rows(KernelContext& ctx, const IndexSite& site, const std::string& dim,
-                 const AxisLines& lines) {
-  const int64_t outer = lines.outer, size = lines.size, inner = lines.inner;
+                 const AxisSplit& lines) {
+  const int64_t outer = lines.outer, size = lines.extent, inner = lines.inner;
   const int64_t count = ctx.inputs[1].numel();
   if (ctx.outputs[0].numel() == 0 && count == 0) return [](const Args&) {};
   return dispatch_bytes(ctx.inputs[0].dtype, [&](auto element) -> Kernel {
@@ -83,12 +83,12 @@ Kernel gather(KernelContext& ctx) {
   const int axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
   const IndexSite site{"gather", "indices", ctx.inputs[1].shape};
   return take_rows(ctx, site, "axis " + std::to_string(axis),
-                   AxisLines(ctx.inputs[0].shape, axis));
+                   split_axes(ctx.inputs[0].shape, axis, axis + 1));
 }
 
 Kernel embedding(KernelContext& ctx) {
   const IndexSite site{"embedding", "ids", ctx.inputs[1].shape};
-  return take_rows(ctx, site, "the table's rows", AxisLines(ctx.inputs[0].shape, 0));
+  return take_rows(ctx, site, "the table's rows", split_axes(ctx.inputs[0].shape, 0, 1));
 }
 
 // x viewed as [prod(x.shape[:k]), rest]; tuple t of indices[..., k] picks one row.

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mskernel_cpu/axis.hpp"
 #include "mskernel_cpu/kernel.hpp"
 #include "mskernel_cpu/strided_copy.hpp"
 
@@ -104,20 +105,20 @@ Kernel join(KernelContext& ctx, size_t axis, const std::vector<int64_t>& extents
 }
 
 Kernel concat(KernelContext& ctx) {
-  const size_t axis = normalized_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
   std::vector<int64_t> extents;
   for (const TensorInfo& input : ctx.inputs) extents.push_back(input.shape[axis]);
   return join(ctx, axis, extents);
 }
 
 Kernel stack(KernelContext& ctx) {
-  const size_t axis = normalized_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
   return join(ctx, axis, std::vector<int64_t>(ctx.inputs.size(), 1));
 }
 
 Kernel split(KernelContext& ctx) {
   const std::vector<int64_t>& shape = ctx.inputs[0].shape;
-  const size_t axis = normalized_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
   const int64_t element = static_cast<int64_t>(itemsize(ctx.inputs[0].dtype));
   const int64_t unit = dims_product(shape, axis + 1, shape.size()) * element;
   const int64_t in_row = shape[axis] * unit;

@@ -5,6 +5,7 @@
 // Every dtype: the copy moves elements by size without looking at them.
 #include <algorithm>
 
+#include "mskernel_cpu/axis.hpp"
 #include "mskernel_cpu/kernel.hpp"
 #include "mskernel_cpu/strided_copy.hpp"
 
@@ -34,7 +35,7 @@ Kernel transpose(KernelContext& ctx) {
     perm = ctx.attrs.get_ints("perm");
   }
   std::vector<int64_t> strides(rank);
-  for (int i = 0; i < rank; ++i) strides[i] = in_strides[normalized_axis(perm[i], rank)];
+  for (int i = 0; i < rank; ++i) strides[i] = in_strides[normalize_axis(perm[i], rank)];
   return strided_copy_kernel(ctx, ctx.outputs[0].shape, strides, 0);
 }
 
@@ -56,7 +57,7 @@ Kernel flip(KernelContext& ctx) {
   std::vector<int64_t> strides = ctx.inputs[0].strides();
   std::vector<bool> flipped(rank, ctx.attrs.is_none("axes"));
   if (!ctx.attrs.is_none("axes")) {
-    for (int64_t axis : ctx.attrs.get_ints("axes")) flipped[normalized_axis(axis, rank)] = true;
+    for (int64_t axis : ctx.attrs.get_ints("axes")) flipped[normalize_axis(axis, rank)] = true;
   }
   int64_t offset = 0;
   for (int d = 0; d < rank; ++d) {
@@ -93,7 +94,7 @@ Kernel slice(KernelContext& ctx) {
   if (!ctx.attrs.is_none("steps")) steps = ctx.attrs.get_ints("steps");
   int64_t offset = 0;
   for (size_t i = 0; i < axes.size(); ++i) {
-    const size_t axis = normalized_axis(axes[i], rank);
+    const size_t axis = normalize_axis(axes[i], rank);
     if (ctx.outputs[0].shape[axis] == 0) continue;  // nothing is read
     offset += slice_start(starts[i], steps[i], in_shape[axis]) * strides[axis];
     strides[axis] = ctx.outputs[0].shape[axis] == 1 ? 0 : strides[axis] * steps[i];
@@ -128,7 +129,7 @@ Kernel repeat(KernelContext& ctx) {
     shape = {ctx.inputs[0].numel()};
     strides = {1};
   } else {
-    axis = normalized_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
+    axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
   }
   shape.insert(shape.begin() + axis + 1, repeats);
   strides.insert(strides.begin() + axis + 1, 0);

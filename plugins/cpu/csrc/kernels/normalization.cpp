@@ -14,7 +14,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "mskernel_cpu/axis_split.hpp"
+#include "mskernel_cpu/axis.hpp"
 #include "mskernel_cpu/kernel.hpp"
 #include "mskernel_cpu/vector_math.hpp"
 

@@ -15,7 +15,7 @@
 #include <cstring>
 #include <limits>
 
-#include "mskernel_cpu/axis_split.hpp"
+#include "mskernel_cpu/axis.hpp"
 #include "mskernel_cpu/kernel.hpp"
 #include "mskernel_cpu/vector_math.hpp"
 

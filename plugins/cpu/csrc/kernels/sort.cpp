@@ -94,9 +94,8 @@ typename P::type* radix_sort(typename P::type* words, typename P::type* spare, i
 
 enum class Pick { All, TopSorted, TopByPosition };
 
-AxisLines lines_of(const KernelContext& ctx) {
-  return AxisLines(ctx.inputs[0].shape,
-                   normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank()));
+AxisSplit lines_of(const KernelContext& ctx) {
+  return split_axis(ctx.inputs[0].shape, ctx.attrs.get_int("axis"));
 }
 
 constexpr int64_t kMaxSlots = 64;
@@ -115,22 +114,22 @@ Kernel order_lines(KernelContext& ctx, bool descending, int64_t keep, Pick pick,
   using Key = decltype(order_key(T{}));
   using P = Packing<Key>;
   using Word = typename P::type;
-  const AxisLines l = lines_of(ctx);
-  const int64_t lines = l.count();
+  const AxisSplit l = lines_of(ctx);
+  const int64_t lines = l.lines();
   if (lines == 0 || keep == 0) return [](const Args&) {};
-  if (P::kShift == 32 && l.size > int64_t(UINT32_MAX)) {
+  if (P::kShift == 32 && l.extent > int64_t(UINT32_MAX)) {
     throw Error(ErrorKind::Value, ctx.op + ": an axis of more than 2^32 elements");
   }
-  const bool radix = pick == Pick::All && l.size >= kRadixMinSize;
-  const bool few = pick != Pick::All && keep * kFewFactor <= l.size;
+  const bool radix = pick == Pick::All && l.extent >= kRadixMinSize;
+  const bool few = pick != Pick::All && keep * kFewFactor <= l.extent;
   const int64_t tile = std::min(l.inner, kTile);
-  const int64_t line_words = l.size * (radix ? 2 : 1);
+  const int64_t line_words = l.extent * (radix ? 2 : 1);
   const int64_t slot_bytes = tile * line_words * int64_t(sizeof(Word));
   const int64_t slots = std::max<int64_t>(
       1, std::min({lines, kMaxSlots, kMaxScratchBytes / std::max<int64_t>(1, slot_bytes)}));
   ctx.workspace_bytes = static_cast<size_t>(slots * slot_bytes);
-  const double log_size = std::max(1.0, std::log2(double(l.size)));
-  const double slot_work = double(lines) / slots * l.size * log_size;
+  const double log_size = std::max(1.0, std::log2(double(l.extent)));
+  const double slot_work = double(lines) / slots * l.extent * log_size;
   const int64_t grain = std::max<int64_t>(1, int64_t(20000.0 / std::max(1.0, slot_work)));
   const Key flip = descending ? ~Key(0) : Key(0);
   return [=](const Args& args) {
@@ -143,34 +142,34 @@ Kernel order_lines(KernelContext& ctx, bool descending, int64_t keep, Pick pick,
         // A tile: up to kTile neighbouring lines at one outer position, read and written
         // together so that a strided axis still moves whole cache lines.
         const int64_t width = std::min({tile, last - line, (line / l.inner + 1) * l.inner - line});
-        const T* in = x + l.start(line, l.size);
+        const T* in = x + l.start(line, l.extent);
         auto word = [&](int64_t i, int64_t b) {
           return P::pack(order_key(in[i * l.inner + b]) ^ flip, i);
         };
         if (!few) {
-          for (int64_t i = 0; i < l.size; ++i) {
+          for (int64_t i = 0; i < l.extent; ++i) {
             for (int64_t b = 0; b < width; ++b) buffer[b * line_words + i] = word(i, b);
           }
         }
         for (int64_t b = 0; b < width; ++b) {
           Word* words = buffer + b * line_words;
           if (pick == Pick::All) {
-            ordered[b] = radix ? radix_sort<P>(words, words + l.size, l.size) : words;
-            if (!radix) std::sort(words, words + l.size);
+            ordered[b] = radix ? radix_sort<P>(words, words + l.extent, l.extent) : words;
+            if (!radix) std::sort(words, words + l.extent);
             continue;
           }
           if (few) {  // a max-heap of the best k so far: most elements fail one comparison
             for (int64_t i = 0; i < keep; ++i) words[i] = word(i, b);
             std::make_heap(words, words + keep);
-            for (int64_t i = keep; i < l.size; ++i) {
+            for (int64_t i = keep; i < l.extent; ++i) {
               const Word w = word(i, b);
               if (w >= words[0]) continue;
               std::pop_heap(words, words + keep);
               words[keep - 1] = w;
               std::push_heap(words, words + keep);
             }
-          } else if (keep < l.size) {
-            std::nth_element(words, words + keep, words + l.size);
+          } else if (keep < l.extent) {
+            std::nth_element(words, words + keep, words + l.extent);
           }
           if (pick == Pick::TopSorted) {
             std::sort(words, words + keep);
@@ -198,7 +197,7 @@ constexpr DTypeSet kOrdered = kBool | kReal;
 
 Kernel sort(KernelContext& ctx) {
   const bool descending = ctx.attrs.get_bool("descending");
-  const int64_t size = lines_of(ctx).size;
+  const int64_t size = lines_of(ctx).extent;
   return dispatch<kOrdered>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return order_lines<T>(ctx, descending, size, Pick::All,
@@ -210,7 +209,7 @@ Kernel sort(KernelContext& ctx) {
 
 Kernel argsort(KernelContext& ctx) {
   const bool descending = ctx.attrs.get_bool("descending");
-  const int64_t size = lines_of(ctx).size;
+  const int64_t size = lines_of(ctx).extent;
   return dispatch<kOrdered>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return order_lines<T>(ctx, descending, size, Pick::All,

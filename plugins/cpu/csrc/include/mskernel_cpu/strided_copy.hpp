@@ -63,10 +63,6 @@ E element_from(const ElementBytes& bytes) {
 // axis attribute (negative counts from the end; the op's rule has checked its range).
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
 int64_t dims_product(const std::vector<int64_t>& shape, size_t begin, size_t end);
-inline size_t normalized_axis(int64_t axis, int rank) {
-  return static_cast<size_t>(axis < 0 ? axis + rank : axis);
-}
-
 class StridedCopy {
  public:
   StridedCopy(const std::vector<int64_t>& shape, const std::vector<int64_t>& source_strides,
