@@ -4,9 +4,10 @@
 //
 // The input is seen as [outer, extent, inner] around the axis.  With inner == 1 each line is
 // taken a chunk at a time: the chunk's extreme is found with vector instructions and located
-// only when it beats the best so far.  Otherwise a tile of up to kTile neighbouring lines is
-// scanned together, one contiguous row of the tile per step, keeping the best value and index
-// of each line.  Threads split the lines, or the (outer, tile) pairs.
+// only when it beats the best so far; lines of at most kShortLine elements (a pooling window)
+// are scanned element by element without branches instead.  Otherwise a tile of up to kTile
+// neighbouring lines is scanned together, one contiguous row of the tile per step, keeping
+// the best value and index of each line.  Threads split the lines, or the (outer, tile) pairs.
 #include <algorithm>
 #include <cmath>
 
@@ -19,6 +20,7 @@ namespace {
 
 constexpr int64_t kTile = 256;   // lines scanned together when inner > 1
 constexpr int64_t kChunk = 256;  // elements looked at together along a contiguous line
+constexpr int64_t kShortLine = 32;  // lines this short skip the chunked search
 
 // Whether `value` replaces `best` as the first extreme seen so far.
 template <bool Largest, class C>
@@ -93,6 +95,21 @@ int64_t line_arg_extreme(const T* x, int64_t n) {
   return index;
 }
 
+// The first extreme of a short contiguous line, with selects rather than branches (the
+// winner of each comparison is data-dependent, so branches would mispredict).
+template <bool Largest, class T, class C = compute_t<T>>
+int64_t short_line_arg_extreme(const T* x, int64_t n) {
+  C best = load(x[0]);
+  int64_t index = 0;
+  for (int64_t k = 1; k < n; ++k) {
+    const C value = load(x[k]);
+    const bool wins = improves<Largest>(value, best);
+    best = wins ? value : best;
+    index = wins ? k : index;
+  }
+  return index;
+}
+
 template <bool Largest>
 Kernel arg_extreme(KernelContext& ctx) {
   const TensorInfo& input = ctx.inputs[0];
@@ -106,10 +123,17 @@ Kernel arg_extreme(KernelContext& ctx) {
     using C = compute_t<T>;
     if (s.inner == 1) {
       const int64_t line_grain = std::max<int64_t>(1, 65536 / std::max<int64_t>(1, s.extent));
-      return [s, line_grain](const Args& args) {
+      const bool short_lines = s.extent <= kShortLine;
+      return [s, line_grain, short_lines](const Args& args) {
         const T* x = args.in<T>(0);
         int64_t* y = args.out<int64_t>(0);
         parallel_for(s.outer, line_grain, [&](int64_t begin, int64_t end) {
+          if (short_lines) {
+            for (int64_t o = begin; o < end; ++o) {
+              y[o] = short_line_arg_extreme<Largest>(x + o * s.extent, s.extent);
+            }
+            return;
+          }
           for (int64_t o = begin; o < end; ++o) {
             y[o] = line_arg_extreme<Largest>(x + o * s.extent, s.extent);
           }

@@ -82,15 +82,15 @@ void transpose_products(const TransposePlan& p, const C* x, const C* w, C* y, vo
       const C* wg = w + group * p.in_per_group * lda + c0 * taps;
       C* yb = y + (image_group * p.out_per_group + c0) * y_pixels;
       if (p.pointwise) {
-        gemm({channels, x_pixels, p.in_per_group, GemmA::Transposed}, wg, lda, xg, x_pixels, yb,
-             y_pixels);
+        gemm({channels, x_pixels, p.in_per_group, GemmLayout::Transposed}, wg, lda, xg,
+             x_pixels, yb, y_pixels);
         continue;
       }
       std::fill(yb, yb + channels * y_pixels, C(0));
       for (int64_t p0 = 0; p0 < x_pixels; p0 += p.pixel_block) {
         const int64_t p1 = std::min(p0 + p.pixel_block, x_pixels);
-        gemm({channels * taps, p1 - p0, p.in_per_group, GemmA::Transposed}, wg, lda, xg + p0,
-             x_pixels, cols, p1 - p0);
+        gemm({channels * taps, p1 - p0, p.in_per_group, GemmLayout::Transposed}, wg, lda,
+             xg + p0, x_pixels, cols, p1 - p0);
         col2im_add(g, cols, channels, p0, p1, yb);
       }
     }

@@ -17,6 +17,10 @@
 namespace mskernel_cpu {
 namespace {
 
+bool transposed_attr(const KernelContext& ctx, const char* name) {
+  return ctx.attrs.has(name) && ctx.attrs.get_bool(name);
+}
+
 std::vector<int64_t> batch_dims(const std::vector<int64_t>& shape) {
   return std::vector<int64_t>(shape.begin(), shape.end() - 2);
 }
@@ -37,7 +41,9 @@ void blas_products(const Products& p, const T* x, const T* y, T* out, Finish&& f
   }
   parallel_for(p.rows(), p.grain(), [&](int64_t begin, int64_t end) {
     p.for_each_block(begin, end, [&](int64_t xo, int64_t yo, int64_t oo, int64_t rows) {
-      gemm({rows, p.m, p.k}, x + xo, p.k, y + yo, p.m, out + oo, p.m);
+      const GemmShape shape{rows, p.m, p.k, gemm_layout(p.x_transposed),
+                            gemm_layout(p.y_transposed)};
+      gemm(shape, x + xo, p.x_ld, y + yo, p.y_ld, out + oo, p.m);
       finish(oo, rows);
     });
   });
@@ -74,6 +80,10 @@ Products plan_products(const KernelContext& ctx) {
   if (xs.size() == 1) xs.insert(xs.begin(), 1);  // a row [1, k]
   if (ys.size() == 1) ys.push_back(1);           // a column [k, 1]
   Products p;
+  p.x_transposed = transposed_attr(ctx, "transpose_a");
+  p.y_transposed = transposed_attr(ctx, "transpose_b");
+  if (p.x_transposed) std::swap(xs[xs.size() - 2], xs.back());
+  if (p.y_transposed) std::swap(ys[ys.size() - 2], ys.back());
   p.n = xs[xs.size() - 2];
   p.k = xs.back();
   p.m = ys.back();
@@ -101,12 +111,14 @@ Products plan_products(const KernelContext& ctx) {
                                     [&](int64_t o) { return o == p.y_offsets[0]; });
   bool dense_x = true;
   for (int64_t b = 0; b < p.batch && dense_x; ++b) dense_x = p.x_offsets[b] == b * p.n * p.k;
-  if (p.batch > 1 && shared_y && dense_x) {  // one product with batch * n rows
+  if (p.batch > 1 && shared_y && dense_x && !p.x_transposed) {  // one product, batch * n rows
     p.n *= p.batch;
     p.batch = 1;
     p.x_offsets.assign(1, 0);
     p.y_offsets.resize(1);
   }
+  p.x_ld = p.x_transposed ? p.n : p.k;
+  p.y_ld = p.y_transposed ? p.k : p.m;
   return p;
 }
 

@@ -182,6 +182,10 @@ PYBIND11_MODULE(_native, m) {
         "Run the kernel factory of `op` for inputs/outputs given as (dtype name, shape) and "
         "bound attributes; returns a PreparedKernel");
 
+  py::class_<mk::StoreArrays, std::shared_ptr<mk::StoreArrays>>(
+      m, "StoreArrays", "The arrays one ref_store step puts in its cell, recycled")
+      .def(py::init<>());
+
   py::class_<mk::Plan, std::shared_ptr<mk::Plan>>(m, "Plan")
       .def(py::init<std::string, int64_t, py::object>(), py::arg("name"),
            py::arg("arena_bytes"), py::arg("backend"))
@@ -204,16 +208,23 @@ PYBIND11_MODULE(_native, m) {
            })
       .def("add_ref_load",
            [](mk::Plan& p, int ref, int target, py::object dtype, std::vector<int64_t> shape,
-              std::string label) {
+              bool alias, std::string label) {
              p.add_step(mk::ref_load_step(p, ref, target,
-                                          mk::value_port(dtype, shape, py::none()),
+                                          mk::value_port(dtype, shape, py::none()), alias,
                                           std::move(label)));
            })
       .def("add_ref_store",
            [](mk::Plan& p, int ref, int source, py::object dtype, std::vector<int64_t> shape,
-              py::object wrap, std::string label) {
+              py::object wrap, std::shared_ptr<mk::StoreArrays> arrays, bool taken,
+              std::string label) {
              p.add_step(mk::ref_store_step(ref, source, mk::value_port(dtype, shape, wrap),
-                                           std::move(label)));
+                                           std::move(arrays), taken, std::move(label)));
+           })
+      .def("add_acquire",
+           [](mk::Plan& p, int target, py::object dtype, std::vector<int64_t> shape,
+              std::shared_ptr<mk::StoreArrays> arrays, std::string label) {
+             p.add_step(mk::acquire_step(target, mk::value_port(dtype, shape, py::none()),
+                                         std::move(arrays), std::move(label)));
            })
       .def("add_if",
            [](mk::Plan& p, int predicate, std::vector<int> operands, std::vector<int> outputs,
@@ -238,6 +249,18 @@ PYBIND11_MODULE(_native, m) {
       .def("run", &mk::Plan::run, py::arg("args"),
            "Run every step on `args` (DeviceArrays, RefCells, TOKEN_VALUE); return the outputs")
       .def("describe", [](const mk::Plan& p) { return p.describe(""); })
+      .def("set_profiling", &mk::Plan::set_profiling, py::arg("on"),
+           "Time every step of the following runs (on clears the counters), or stop timing")
+      .def_property_readonly("profiling", &mk::Plan::profiling)
+      .def("step_times",
+           [](const mk::Plan& p) {
+             py::list rows;
+             for (const auto& t : p.step_times()) {
+               rows.append(py::make_tuple(t.label, t.seconds, t.calls));
+             }
+             return rows;
+           },
+           "(label, seconds, calls) of every step since profiling was turned on")
       .def_property_readonly("name", &mk::Plan::name)
       .def_property_readonly("num_steps", &mk::Plan::num_steps);
 

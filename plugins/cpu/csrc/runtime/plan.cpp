@@ -65,20 +65,49 @@ void Plan::execute(const Slot* inputs, Slot* outputs) {
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (outputs_[i].kind == ValueKind::Tensor) slots_[outputs_[i].slot].data = outputs[i].data;
   }
-  for (const std::unique_ptr<Step>& step : steps_) {
-    try {
-      step->run(slots_);
-    } catch (const py::error_already_set&) {
-      throw;
-    } catch (const Error& error) {
-      throw Error(error.kind(), step->label() + ": " + error.what());
-    } catch (const std::exception& error) {
-      throw Error(ErrorKind::Runtime, step->label() + ": " + error.what());
+  if (profiling_) {
+    for (size_t i = 0; i < steps_.size(); ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      run_step(*steps_[i]);
+      step_time_[i] += std::chrono::steady_clock::now() - start;
+      ++step_calls_[i];
     }
+  } else {
+    for (const std::unique_ptr<Step>& step : steps_) run_step(*step);
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
     if (outputs_[i].kind == ValueKind::Ref) outputs[i].cell = slots_[outputs_[i].slot].cell;
   }
+}
+
+void Plan::run_step(Step& step) {
+  try {
+    step.run(slots_);
+  } catch (const py::error_already_set&) {
+    throw;
+  } catch (const Error& error) {
+    throw Error(error.kind(), step.label() + ": " + error.what());
+  } catch (const std::exception& error) {
+    throw Error(ErrorKind::Runtime, step.label() + ": " + error.what());
+  }
+}
+
+void Plan::set_profiling(bool on) {
+  std::lock_guard<std::mutex> lock(running_);
+  profiling_ = on;
+  if (on) {
+    step_time_.assign(steps_.size(), std::chrono::steady_clock::duration::zero());
+    step_calls_.assign(steps_.size(), 0);
+  }
+}
+
+std::vector<Plan::StepTime> Plan::step_times() const {
+  std::vector<StepTime> times;
+  for (size_t i = 0; i < step_time_.size(); ++i) {
+    times.push_back({steps_[i]->label(),
+                     std::chrono::duration<double>(step_time_[i]).count(), step_calls_[i]});
+  }
+  return times;
 }
 
 static std::string shape_text(const std::vector<int64_t>& shape) {

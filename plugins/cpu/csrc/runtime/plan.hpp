@@ -7,6 +7,7 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -79,10 +80,23 @@ class Plan {
 
   std::string describe(const std::string& indent) const;
   const std::string& name() const { return name_; }
+
+  // Profiling: while on, every top-level step of `execute` is timed (steady_clock) and its
+  // time and call count accumulate; off (the default), steps run untimed.  Turning it on
+  // clears the counters.
+  void set_profiling(bool on);
+  bool profiling() const { return profiling_; }
+  struct StepTime {
+    std::string label;
+    double seconds;
+    int64_t calls;
+  };
+  std::vector<StepTime> step_times() const;
   const std::vector<Port>& outputs() const { return outputs_; }
   int num_steps() const { return static_cast<int>(steps_.size()); }
 
  private:
+  void run_step(Step& step);
   void* tensor_argument(const py::handle& arg, size_t index, const Port& port,
                         std::vector<py::object>& keep) const;
 
@@ -95,6 +109,9 @@ class Plan {
   std::vector<std::unique_ptr<Step>> steps_;
   std::vector<py::array> constants_;
   std::mutex running_;  // a plan's arena serves one call at a time
+  bool profiling_ = false;
+  std::vector<std::chrono::steady_clock::duration> step_time_;
+  std::vector<int64_t> step_calls_;
 };
 
 // The Python objects the plans create or recognise, set once by mskernel_cpu.native.
@@ -111,9 +128,32 @@ py::array aligned_empty(const py::dtype& dtype, const std::vector<int64_t>& shap
 std::unique_ptr<Step> kernel_step(std::shared_ptr<PreparedKernel> kernel, std::vector<int> inputs,
                                   std::vector<int> outputs, int workspace, std::string label);
 std::unique_ptr<Step> copy_step(int source, int target, size_t nbytes, std::string label);
+// `alias`: the loaded value's slot points at the cell's array instead of a copy (lowering
+// guarantees that no kernel writes over it).
 std::unique_ptr<Step> ref_load_step(const Plan& plan, int ref, int target, Port value,
-                                    std::string label);
-std::unique_ptr<Step> ref_store_step(int ref, int source, Port value, std::string label);
+                                    bool alias, std::string label);
+// The arrays one ref_store puts in its cell: one it made earlier that nothing references
+// anymore (the cell has moved on and no value, view or load holds it), else a fresh one, so a
+// parameter updated every step alternates between two warm buffers instead of faulting in
+// new pages.  `acquire` picks the array of the coming store (`pending`).
+class StoreArrays {
+ public:
+  py::array& acquire(const Port& value);
+  const py::array& pending() const { return made_[pending_]; }
+
+ private:
+  static constexpr size_t kKept = 2;  // the cell's current array and a spare
+  std::vector<py::array> made_;       // oldest first
+  size_t pending_ = 0;
+};
+
+// `taken`: the value to store was computed in the array an acquire_step (run before the step
+// producing it) took from `arrays`, so the store copies nothing.
+std::unique_ptr<Step> ref_store_step(int ref, int source, Port value,
+                                     std::shared_ptr<StoreArrays> arrays, bool taken,
+                                     std::string label);
+std::unique_ptr<Step> acquire_step(int target, Port value, std::shared_ptr<StoreArrays> arrays,
+                                   std::string label);
 std::unique_ptr<Step> if_step(int predicate, std::vector<int> operands, std::vector<int> outputs,
                               std::shared_ptr<Plan> then_plan, std::shared_ptr<Plan> else_plan,
                               std::string label);

@@ -67,27 +67,50 @@ class CopyStep : public Step {
   size_t nbytes_;
 };
 
+// The cell's DeviceArray of this backend, checked against the cell's type (under the GIL).
+py::array cell_array(const py::handle& cell, const py::object& backend, const Port& value,
+                     size_t nbytes) {
+  py::object current = cell.attr("value");
+  if (!py::isinstance(current, runtime_types().device_array) ||
+      !py::object(current.attr("backend")).is(backend)) {
+    throw Error(ErrorKind::Type, "the ref cell holds " + std::string(py::repr(current)) +
+                                     ", not a DeviceArray of this cpu backend");
+  }
+  py::object data = current.attr("data");
+  if (!py::isinstance<py::array>(data)) {
+    throw Error(ErrorKind::Type, "the ref cell's DeviceArray.data is not a NumPy array");
+  }
+  py::array array = py::reinterpret_borrow<py::array>(data);
+  if (!array.dtype().equal(value.dtype) || static_cast<size_t>(array.nbytes()) != nbytes) {
+    throw Error(ErrorKind::Type, "the ref cell's array does not match its type");
+  }
+  return array;
+}
+
+// A load copies the cell's array into the value's buffer or (`alias`) points the value's slot
+// at the array itself, holding it until the next run: stores never write over an array
+// anyone else references, so it cannot change while the value is live.  A strided array is
+// read through a contiguous copy, held likewise.
 class RefLoadStep : public Step {
  public:
-  RefLoadStep(py::object backend, int ref, int target, Port value, std::string label)
+  RefLoadStep(py::object backend, int ref, int target, Port value, bool alias, std::string label)
       : Step(std::move(label)), backend_(std::move(backend)), ref_(ref), target_(target),
-        value_(std::move(value)), nbytes_(storage_bytes(value_)) {}
+        value_(std::move(value)), nbytes_(storage_bytes(value_)), alias_(alias) {}
 
   void run(std::vector<Slot>& slots) override {
     py::gil_scoped_acquire gil;
-    const py::handle cell(slots[ref_].cell);
-    const py::object value = cell.attr("value");
-    if (!py::isinstance(value, runtime_types().device_array) ||
-        !py::object(value.attr("backend")).is(backend_)) {
-      throw Error(ErrorKind::Type, "the ref cell holds " + std::string(py::repr(value)) +
-                                       ", not a DeviceArray of this cpu backend");
+    py::array array = cell_array(py::handle(slots[ref_].cell), backend_, value_, nbytes_);
+    array = py::array::ensure(array, py::array::c_style);
+    if (alias_) {
+      held_ = array;
+      slots[target_].data = const_cast<void*>(array.data());
+    } else if (nbytes_ != 0) {
+      std::memcpy(slots[target_].data, array.data(), nbytes_);
     }
-    py::array data = py::array::ensure(value.attr("data"), py::array::c_style);
-    if (!data || !data.dtype().equal(value_.dtype) ||
-        static_cast<size_t>(data.nbytes()) != nbytes_) {
-      throw Error(ErrorKind::Type, "the ref cell's array does not match its type");
-    }
-    if (nbytes_ != 0) std::memcpy(slots[target_].data, data.data(), nbytes_);
+  }
+
+  std::string describe(const std::string&) const override {
+    return alias_ ? label() + " [aliases the cell's array]" : label();
   }
 
  private:
@@ -95,26 +118,57 @@ class RefLoadStep : public Step {
   int ref_, target_;
   Port value_;
   size_t nbytes_;
+  bool alias_;
+  py::object held_;
 };
 
-// A store puts a new array in the cell, so arrays read from it earlier never change.
+// A store puts a new DeviceArray in the cell, so arrays read from it earlier never change.
+// Its array comes from its StoreArrays (plan.hpp); the source is copied there, or (`taken`)
+// the step producing it already wrote it there, the array acquired before that step.
 class RefStoreStep : public Step {
  public:
-  RefStoreStep(int ref, int source, Port value, std::string label)
+  RefStoreStep(int ref, int source, Port value, std::shared_ptr<StoreArrays> arrays, bool taken,
+               std::string label)
       : Step(std::move(label)), ref_(ref), source_(source), value_(std::move(value)),
-        nbytes_(storage_bytes(value_)) {}
+        nbytes_(storage_bytes(value_)), arrays_(std::move(arrays)), taken_(taken) {}
 
   void run(std::vector<Slot>& slots) override {
     py::gil_scoped_acquire gil;
-    py::array array = aligned_empty(value_.dtype, value_.shape);
-    if (nbytes_ != 0) std::memcpy(array.mutable_data(), slots[source_].data, nbytes_);
-    py::handle(slots[ref_].cell).attr("value") = value_.wrap(array);
+    if (!taken_) {
+      void* target = arrays_->acquire(value_).mutable_data();
+      if (nbytes_ != 0) std::memcpy(target, slots[source_].data, nbytes_);
+    }
+    py::handle(slots[ref_].cell).attr("value") = value_.wrap(arrays_->pending());
+  }
+
+  std::string describe(const std::string&) const override {
+    return taken_ ? label() + " [its value was computed in the cell's new array]" : label();
   }
 
  private:
   int ref_, source_;
   Port value_;
   size_t nbytes_;
+  std::shared_ptr<StoreArrays> arrays_;
+  bool taken_;
+};
+
+// Points the slot of a value a store takes over at the array the store will put in its cell.
+class AcquireStep : public Step {
+ public:
+  AcquireStep(int target, Port value, std::shared_ptr<StoreArrays> arrays, std::string label)
+      : Step(std::move(label)), target_(target), value_(std::move(value)),
+        arrays_(std::move(arrays)) {}
+
+  void run(std::vector<Slot>& slots) override {
+    py::gil_scoped_acquire gil;
+    slots[target_].data = arrays_->acquire(value_).mutable_data();
+  }
+
+ private:
+  int target_;
+  Port value_;
+  std::shared_ptr<StoreArrays> arrays_;
 };
 
 class IfStep : public Step {
@@ -220,13 +274,35 @@ std::unique_ptr<Step> copy_step(int source, int target, size_t nbytes, std::stri
 }
 
 std::unique_ptr<Step> ref_load_step(const Plan& plan, int ref, int target, Port value,
-                                    std::string label) {
-  return std::make_unique<RefLoadStep>(plan.backend(), ref, target, std::move(value),
+                                    bool alias, std::string label) {
+  return std::make_unique<RefLoadStep>(plan.backend(), ref, target, std::move(value), alias,
                                        std::move(label));
 }
 
-std::unique_ptr<Step> ref_store_step(int ref, int source, Port value, std::string label) {
-  return std::make_unique<RefStoreStep>(ref, source, std::move(value), std::move(label));
+py::array& StoreArrays::acquire(const Port& value) {
+  for (size_t i = 0; i < made_.size(); ++i) {
+    if (Py_REFCNT(made_[i].ptr()) == 1) {  // held by made_ alone
+      pending_ = i;
+      return made_[i];
+    }
+  }
+  if (made_.size() == kKept) made_.erase(made_.begin());
+  made_.push_back(aligned_empty(value.dtype, value.shape));
+  pending_ = made_.size() - 1;
+  return made_.back();
+}
+
+std::unique_ptr<Step> ref_store_step(int ref, int source, Port value,
+                                     std::shared_ptr<StoreArrays> arrays, bool taken,
+                                     std::string label) {
+  return std::make_unique<RefStoreStep>(ref, source, std::move(value), std::move(arrays), taken,
+                                        std::move(label));
+}
+
+std::unique_ptr<Step> acquire_step(int target, Port value, std::shared_ptr<StoreArrays> arrays,
+                                   std::string label) {
+  return std::make_unique<AcquireStep>(target, std::move(value), std::move(arrays),
+                                       std::move(label));
 }
 
 std::unique_ptr<Step> if_step(int predicate, std::vector<int> operands, std::vector<int> outputs,

@@ -6,6 +6,7 @@ reference backend (see ``mskernel plugins info cpu``).
 
     import mskernel_cpu
     mskernel_cpu.set_num_threads(2)   # or MSKERNEL_NUM_THREADS=2 before the first use
+    print(mskernel_cpu.profile(mskernel.jit(fn), x))   # where a compiled step's time goes
 
 Importing this package loads no native code; the extension loads when the backend is first
 used.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "get_num_threads", "set_num_threads"]
+__all__ = ["__version__", "get_num_threads", "profile", "set_num_threads"]
 
 
 def get_num_threads() -> int:
@@ -30,3 +31,11 @@ def set_num_threads(n: int) -> None:
     from .native import load
 
     load().set_num_threads(n)
+
+
+def profile(fn, *args, repeats: int = 10, warmup: int = 1, **kwargs):
+    """Time every step of the cpu plans of ``fn`` (a ``mskernel.jit`` function) on ``args``;
+    see :func:`mskernel_cpu.profiling.profile`."""
+    from .profiling import profile as run_profile
+
+    return run_profile(fn, *args, repeats=repeats, warmup=warmup, **kwargs)

@@ -10,6 +10,7 @@ from mskernel.runtime import Executable
 
 from .lowering import lower
 from .memory import MemoryPlan
+from .profiling import PlanProfile, profile_plan
 
 
 class CpuExecutable(Executable):
@@ -27,10 +28,16 @@ class CpuExecutable(Executable):
         self.pass_report = report
         lowered = lower(self.optimized_graph, backend, views=views)
         self.plan = lowered.plan
+        self.steps = lowered.steps  # what each plan step runs (StepInfo)
         self._memory = lowered.memory
 
     def run(self, args: Sequence[Any]) -> list[Any]:
         return self.plan.run(args)
+
+    def profile(self, args: Sequence[Any], repeats: int = 10) -> PlanProfile:
+        """Run ``repeats`` times on ``args`` with every step timed; the per-step and per-op
+        times (see :mod:`mskernel_cpu.profiling`)."""
+        return profile_plan(self.plan, self.steps, lambda: self.plan.run(args), repeats)
 
     def memory_plan(self) -> MemoryPlan:
         """Where the intermediates live: offsets, sizes and lifetimes, the arena's size (the

@@ -3,8 +3,11 @@
 
 - ``cpu.conv_bias_act(x, w[, bias])``: ``act(conv(x, w) + bias[None, :, None, ...])``, with
   the core ``conv``'s attributes;
-- ``cpu.matmul_bias_act(a, b[, bias])``: ``act(matmul(a, b) + bias)``, ``a`` and ``b`` of
-  rank 2 or more, ``bias [N]`` along the product's last dim.
+- ``cpu.matmul_bias_act(a, b[, bias])``: ``act(matmul(A, B) + bias)``, ``a`` and ``b`` of
+  rank 2 or more, ``bias [N]`` along the product's last dim; ``A`` is ``a`` with its last two
+  dims swapped when ``transpose_a`` is set (else ``a``), ``B`` likewise by ``transpose_b``
+  (made by ``cpu.fold_matmul_transpose``, :mod:`.transpose_folding`; BLAS reads the operand
+  transposed).
 
 ``bias`` is optional (a variadic tail of at most one operand), ``activation`` one of
 :data:`ACTIVATIONS`.  The references are the core ops' references computed in the precision
@@ -44,6 +47,12 @@ ACTIVATIONS: Mapping[str, tuple[str, Mapping[str, Any]]] = {
 }
 
 _ACTIVATION = Attr("activation", "str", "none")
+_TRANSPOSES = (Attr("transpose_a", "bool", False), Attr("transpose_b", "bool", False))
+
+
+def swap_last_dims(t: TensorType) -> TensorType:
+    """``t`` with its last two dims swapped (rank 2 or more)."""
+    return t.with_shape((*t.shape[:-2], t.shape[-1], t.shape[-2]))
 
 
 def activation_of(op: str, attrs: Mapping[str, Any]) -> Optional[str]:
@@ -82,12 +91,14 @@ def _conv_infer(x: Type, w: Type, *bias: Type, stride: Any, padding: Any, dilati
     return y
 
 
-def _matmul_infer(a: Type, b: Type, *bias: Type, activation: str) -> TensorType:
+def _matmul_infer(a: Type, b: Type, *bias: Type, activation: str, transpose_a: bool = False,
+                  transpose_b: bool = False) -> TensorType:
     a, b, *given = _checked_operands(MATMUL_OP, (a, b), bias, activation)
     if a.rank < 2 or b.rank < 2:
         raise InferError(f"{MATMUL_OP}: operands must have rank >= 2, got shapes "
                          f"{list(a.shape)} and {list(b.shape)}")
-    y = _CORE["matmul"].infer(a, b)
+    y = _CORE["matmul"].infer(swap_last_dims(a) if transpose_a else a,
+                              swap_last_dims(b) if transpose_b else b)
     _check_bias(MATMUL_OP, given, y.shape[-1], "the product's last dim")
     return y
 
@@ -114,9 +125,11 @@ def _conv_reference(x: np.ndarray, w: np.ndarray, *bias: np.ndarray, stride: Any
     return _finish(y, bias, (-1,) + (1,) * (x.ndim - 2), activation, x.dtype)
 
 
-def _matmul_reference(a: np.ndarray, b: np.ndarray, *bias: np.ndarray,
-                      activation: str) -> np.ndarray:
-    y = _with_compute_precision(_CORE["matmul"].reference, a, b)
+def _matmul_reference(a: np.ndarray, b: np.ndarray, *bias: np.ndarray, activation: str,
+                      transpose_a: bool = False, transpose_b: bool = False) -> np.ndarray:
+    y = _with_compute_precision(_CORE["matmul"].reference,
+                                np.swapaxes(a, -1, -2) if transpose_a else a,
+                                np.swapaxes(b, -1, -2) if transpose_b else b)
     return _finish(y, bias, (-1,), activation, a.dtype)
 
 
@@ -127,8 +140,10 @@ CONV_OPDEF = OpDef(
         "pass cpu.fuse_gemm_epilogue)")
 
 MATMUL_OPDEF = OpDef(
-    MATMUL_OP, ("a", "b", "*bias"), _matmul_infer, _matmul_reference, attrs=(_ACTIVATION,),
-    doc="activation(matmul(a, b) + bias [N]), a and b of rank >= 2, bias optional (made by "
-        "the cpu pass cpu.fuse_gemm_epilogue)")
+    MATMUL_OP, ("a", "b", "*bias"), _matmul_infer, _matmul_reference,
+    attrs=(_ACTIVATION, *_TRANSPOSES),
+    doc="activation(matmul(a, b) + bias [N]), a and b of rank >= 2 (either read with its last "
+        "two dims swapped by transpose_a/transpose_b), bias optional (made by the cpu passes "
+        "cpu.fuse_gemm_epilogue and cpu.fold_matmul_transpose)")
 
 OPDEFS = (CONV_OPDEF, MATMUL_OPDEF)

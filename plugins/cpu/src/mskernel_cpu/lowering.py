@@ -8,7 +8,12 @@
    ``expand_dims`` (:data:`VIEW_OPS`) reinterpret dense C-contiguous data, so with ``views``
    on their result shares its operand's buffer (no step); otherwise they run their kernel, or
    a copy step when none is registered.  A ``cpu.fused_elementwise`` node gets its program
-   (and generated code) from :mod:`.fusion_codegen`.
+   (and generated code) from :mod:`.fusion_codegen`.  With ``views`` on, a ``ref_load`` whose
+   value is no graph output reads the cell's array in place, holding it (no copy, no arena
+   buffer): a ``ref_store`` never writes over an array anyone references.  A value stored by
+   one ``ref_store`` alone, computed by a kernel of this graph and no graph output, is taken
+   over by the store (:meth:`_Lowering.taken_values`): an ``acquire`` step before its kernel
+   points its slot at the array the store will put in the cell, and the store copies nothing.
 2. Every graph output gets a buffer of its own, allocated fresh at each run and handed to the
    caller; the step producing it writes there directly (a reshape returned as an output is
    never a view).  An output that is a graph input, a constant, or that repeats an earlier
@@ -17,7 +22,7 @@
    :func:`~mskernel_cpu.memory.plan_memory` from their lifetimes over the steps.  A view is
    no buffer of its own: its uses extend the lifetime of the buffer it shares.  With ``views``
    on, an elementwise kernel (:data:`IN_PLACE_OPS`) whose operand dies at its step writes its
-   result over that operand.
+   result over that operand (never over a cell's array read in place).
 """
 
 from __future__ import annotations
@@ -78,12 +83,24 @@ class StepSpec:
     defines: list[Key]
     scratch_bytes: int = 0
     payload: dict[str, Any] = field(default_factory=dict)
+    op: str = "copy"  # the node's op (for profiles); output copies say "copy"
+    shape: str = ""  # the first output's type, as text
+
+
+@dataclass(frozen=True)
+class StepInfo:
+    """What a plan step runs, for profiles: its label, op and first output's type."""
+
+    label: str
+    op: str
+    shape: str
 
 
 @dataclass(frozen=True)
 class Lowered:
     plan: Any  # mskernel_cpu._native.Plan
     memory: MemoryPlan
+    steps: tuple[StepInfo, ...]
 
 
 def lower(graph: Graph, backend: Any, *, views: bool = False) -> Lowered:
@@ -143,6 +160,9 @@ class _Lowering:
         self.defined = {v for node in graph.nodes for v in node.outputs}
         self.regions: list[MemoryPlan] = []
         self.arena_keys: list[Key] = []  # the keys placed in the arena, in request order
+        self.aliased: set[Value] = set()  # ref_load results reading the cell's array in place
+        self.taken: set[Value] = set()  # values computed in the array their store puts in a cell
+        self.store_arrays: dict[Node, Any] = {}  # a ref_store → its _native.StoreArrays
 
     # -- 1. steps ----------------------------------------------------------------------------
 
@@ -159,13 +179,27 @@ class _Lowering:
             else:
                 stepped.append((index, node))
         last_use = self.last_uses() if self.views else {}
+        if self.views:
+            self.aliased = self.aliased_loads()
+            self.taken = self.taken_values()
+        stores = {node.inputs[1]: node for node in self.graph.nodes if node.op == "ref_store"}
         for index, node in stepped:
             if self.views:
                 self.reuse_operand(index, node, last_use)
-            self.steps.append(self.step_for(index, node))
+            for value in node.outputs:
+                if value in self.taken:
+                    self.steps.append(StepSpec("acquire", f"{self.label(index, node)}: acquire "
+                                               "the array its store puts in the cell", [],
+                                               [value], payload={"store": stores[value]},
+                                               op="ref_acquire", shape=str(value.type)))
+            step = self.step_for(index, node)
+            step.op = node.op
+            step.shape = str(node.outputs[0].type) if node.outputs else ""
+            self.steps.append(step)
         outputs = self.output_keys()
         memory = self.plan_arena(outputs)
-        return Lowered(self.build(outputs, memory), memory)
+        infos = tuple(StepInfo(s.label, s.op, s.shape) for s in self.steps)
+        return Lowered(self.build(outputs, memory), memory, infos)
 
     def last_uses(self) -> dict[Key, float]:
         """The index of the last node reading each buffer (views count for what they share;
@@ -178,19 +212,47 @@ class _Lowering:
             last[self.key(value)] = float("inf")
         return last
 
+    def aliased_loads(self) -> set[Value]:
+        """The ``ref_load`` results that read the cell's array in place: those that are no
+        graph output (a store never writes over an array the load holds)."""
+        returned = set(self.graph.outputs)
+        return {node.outputs[0] for node in self.graph.nodes
+                if node.op == "ref_load" and isinstance(node.outputs[0].type, TensorType)
+                and node.outputs[0] not in returned}
+
+    def taken_values(self) -> set[Value]:
+        """The values a ``ref_store`` takes over: stored by it alone, computed by a kernel of
+        this graph (no view, no region, no ref_load), no graph output."""
+        stored: dict[Value, int] = {}
+        for node in self.graph.nodes:
+            if node.op == "ref_store":
+                stored[node.inputs[1]] = stored.get(node.inputs[1], 0) + 1
+        producers = self.graph.producers()
+        returned = set(self.graph.outputs)
+        taken = set()
+        for value, count in stored.items():
+            producer = producers.get(value)
+            if (count == 1 and producer is not None and producer.op not in PLAN_OPS
+                    and value not in self.shared and value not in returned
+                    and not any(self.shared.get(v) == value for v in self.shared)
+                    and isinstance(value.type, TensorType)):
+                taken.add(value)
+        return taken
+
     def reuse_operand(self, index: int, node: Node, last_use: dict[Key, float]) -> None:
         """Let an elementwise kernel write over an operand of its output's shape and element
         size that dies at this node (see :data:`IN_PLACE_OPS`): the output shares its buffer."""
         if node.op not in IN_PLACE_OPS or len(node.outputs) != 1:
             return
         out = node.output
-        if out in self.graph.outputs or not isinstance(out.type, TensorType):
+        if (out in self.graph.outputs or out in self.taken
+                or not isinstance(out.type, TensorType)):
             return
         size = device_dtype(out.type.dtype).itemsize
         for value in node.inputs:
             key = self.key(value)
             if (not isinstance(key, Value) or key not in self.defined or key in self.constants
-                    or last_use.get(key) != index
+                    or key in self.aliased or key in self.taken or last_use.get(key) != index
                     or device_dtype(key.type.dtype).itemsize != size):
                 continue
             # every read of the buffer at this node must be of element i for output element i
@@ -213,7 +275,7 @@ class _Lowering:
         label = self.label(index, node)
         uses, defines = [self.key(v) for v in node.inputs], [self.key(v) for v in node.outputs]
         if node.op in ("ref_load", "ref_store"):
-            return StepSpec(node.op, label, uses, defines)
+            return StepSpec(node.op, label, uses, defines, payload={"node": node})
         if node.op == "If":
             then_plan, else_plan = (self.sub_plan(region) for region in node.regions)
             return StepSpec("If", label, uses, defines,
@@ -273,7 +335,8 @@ class _Lowering:
     # -- 3. the arena ------------------------------------------------------------------------
 
     def plan_arena(self, outputs: Sequence[Key]) -> MemoryPlan:
-        bound = set(self.graph.inputs) | set(outputs) | set(self.constants)
+        bound = (set(self.graph.inputs) | set(outputs) | set(self.constants) | self.aliased
+                 | self.taken)
         first: dict[Key, int] = {}
         last: dict[Key, int] = {}
         for i, step in enumerate(self.steps):
@@ -329,6 +392,12 @@ class _Lowering:
             self.add_step(plan, step, slot, slot(Scratch(i)) if step.scratch_bytes else -1)
         return plan
 
+    def arrays_of(self, store: Node) -> Any:
+        """The StoreArrays of a ``ref_store`` node, shared with its value's acquire step."""
+        if store not in self.store_arrays:
+            self.store_arrays[store] = self.native.StoreArrays()
+        return self.store_arrays[store]
+
     def port(self, slot: int, t: Type, *, wrap: bool = False) -> tuple:
         if isinstance(t, TensorType):
             maker = functools.partial(DeviceArray, self.backend, t) if wrap else None
@@ -346,11 +415,17 @@ class _Lowering:
         elif step.kind == "ref_load":
             cell: TensorType = step.uses[0].type.value  # type: ignore[union-attr]
             plan.add_ref_load(uses[0], defines[0], device_dtype(cell.dtype), list(cell.shape),
-                              step.label)
+                              step.defines[0] in self.aliased, step.label)
         elif step.kind == "ref_store":
             cell = step.uses[0].type.value  # type: ignore[union-attr]
             plan.add_ref_store(uses[0], uses[1], device_dtype(cell.dtype), list(cell.shape),
-                               functools.partial(DeviceArray, self.backend, cell), step.label)
+                               functools.partial(DeviceArray, self.backend, cell),
+                               self.arrays_of(p["node"]), step.uses[1] in self.taken,
+                               step.label)
+        elif step.kind == "acquire":
+            value: Value = step.defines[0]  # type: ignore[assignment]
+            plan.add_acquire(defines[0], device_dtype(value.type.dtype), list(value.type.shape),
+                             self.arrays_of(p["store"]), step.label)
         elif step.kind == "If":
             plan.add_if(uses[0], uses[1:], defines, p["then"], p["else"], step.label)
         elif step.kind == "While":

@@ -8,8 +8,9 @@ run by :meth:`CpuBackend.compile <mskernel_cpu.backend.CpuBackend.compile>` with
   ``cse`` and ``dce`` (which turn folded parameters that are constants into constants and
   drop what folding left unused), then ``cpu.fuse_gemm_epilogue`` (a conv or matmul with its
   bias add and activation, a folded batch norm's bias add included), then
-  ``cpu.fuse_elementwise`` last, so it sees the final elementwise graph and cannot take a bias
-  add a GEMM's epilogue does.
+  ``cpu.fold_matmul_transpose`` (a transpose of the last two axes read by a product becomes a
+  BLAS transpose flag), then ``cpu.fuse_elementwise`` last, so it sees the final elementwise
+  graph and cannot take a bias add a GEMM's epilogue does.
 
 The pipeline of ``CompileOptions.opt_level`` runs; ``options.debug`` verifies the graph after
 every pass.
@@ -26,9 +27,10 @@ from .bn_folding import BatchNormFolding
 from .fusion import ElementwiseFusion
 from .gemm_fusion import GemmEpilogueFusion
 from .native import NativeUnavailable, load
+from .transpose_folding import MatmulTransposeFolding
 
 _OPTIMIZE = ("cpu.fold_batch_norm", "simplify", "fold", "cse", "dce", "cpu.fuse_gemm_epilogue",
-             "cpu.fuse_elementwise")
+             "cpu.fold_matmul_transpose", "cpu.fuse_elementwise")
 PIPELINES: dict[str, tuple[str, ...]] = {
     "cpu.O0": (),
     "cpu.O1": ("cpu.fuse_elementwise",),
@@ -45,7 +47,8 @@ def fusable_ops() -> tuple[str, ...]:
         return ()
 
 
-PASSES = (BatchNormFolding(), GemmEpilogueFusion(), ElementwiseFusion(fusable_ops))
+PASSES = (BatchNormFolding(), GemmEpilogueFusion(), MatmulTransposeFolding(),
+          ElementwiseFusion(fusable_ops))
 
 
 def register(passes: Any) -> None:

@@ -1,4 +1,4 @@
-// Row-major OpenBLAS gemm (scipy-openblas32), C = op(A) B, for float, double and complex,
+// Row-major OpenBLAS gemm (scipy-openblas32), C = op(A) op(B), for float, double and complex,
 // with leading dimensions so that blocks of larger matrices can be multiplied in place, and the
 // widening of float16/bfloat16 operands to float32 for sgemm.  OpenBLAS runs single-threaded
 // (module.cpp); callers split the work over the backend's pool.
@@ -16,27 +16,34 @@
 
 namespace mskernel_cpu {
 
-// Whether A is read as stored ([M, K], lda >= K) or transposed (stored [K, M], lda >= M).
-enum class GemmA { AsIs, Transposed };
+// Whether an operand is read as stored or transposed: A as stored is [M, K] (lda >= K),
+// transposed it is stored [K, M] (lda >= M); B as stored is [K, N] (ldb >= N), transposed it
+// is stored [N, K] (ldb >= K).
+enum class GemmLayout { AsIs, Transposed };
 
 struct GemmShape {
   int64_t m, n, k;
-  GemmA a = GemmA::AsIs;
+  GemmLayout a = GemmLayout::AsIs;
+  GemmLayout b = GemmLayout::AsIs;
 };
 
-inline CBLAS_TRANSPOSE blas_trans(GemmA a) {
-  return a == GemmA::AsIs ? CblasNoTrans : CblasTrans;
+inline GemmLayout gemm_layout(bool transposed) {
+  return transposed ? GemmLayout::Transposed : GemmLayout::AsIs;
+}
+
+inline CBLAS_TRANSPOSE blas_trans(GemmLayout layout) {
+  return layout == GemmLayout::AsIs ? CblasNoTrans : CblasTrans;
 }
 
 inline void gemm(const GemmShape& s, const float* A, int64_t lda, const float* B, int64_t ldb,
                  float* C, int64_t ldc) {
-  scipy_cblas_sgemm(CblasRowMajor, blas_trans(s.a), CblasNoTrans, int(s.m), int(s.n),
+  scipy_cblas_sgemm(CblasRowMajor, blas_trans(s.a), blas_trans(s.b), int(s.m), int(s.n),
                     int(s.k), 1.0f, A, int(lda), B, int(ldb), 0.0f, C, int(ldc));
 }
 
 inline void gemm(const GemmShape& s, const double* A, int64_t lda, const double* B,
                  int64_t ldb, double* C, int64_t ldc) {
-  scipy_cblas_dgemm(CblasRowMajor, blas_trans(s.a), CblasNoTrans, int(s.m), int(s.n),
+  scipy_cblas_dgemm(CblasRowMajor, blas_trans(s.a), blas_trans(s.b), int(s.m), int(s.n),
                     int(s.k), 1.0, A, int(lda), B, int(ldb), 0.0, C, int(ldc));
 }
 
@@ -44,7 +51,7 @@ inline void gemm(const GemmShape& s, const std::complex<float>* A, int64_t lda,
                  const std::complex<float>* B, int64_t ldb, std::complex<float>* C,
                  int64_t ldc) {
   const std::complex<float> one(1), zero(0);
-  scipy_cblas_cgemm(CblasRowMajor, blas_trans(s.a), CblasNoTrans, int(s.m), int(s.n),
+  scipy_cblas_cgemm(CblasRowMajor, blas_trans(s.a), blas_trans(s.b), int(s.m), int(s.n),
                     int(s.k), &one, A, int(lda), B, int(ldb), &zero, C, int(ldc));
 }
 
@@ -52,7 +59,7 @@ inline void gemm(const GemmShape& s, const std::complex<double>* A, int64_t lda,
                  const std::complex<double>* B, int64_t ldb, std::complex<double>* C,
                  int64_t ldc) {
   const std::complex<double> one(1), zero(0);
-  scipy_cblas_zgemm(CblasRowMajor, blas_trans(s.a), CblasNoTrans, int(s.m), int(s.n),
+  scipy_cblas_zgemm(CblasRowMajor, blas_trans(s.a), blas_trans(s.b), int(s.m), int(s.n),
                     int(s.k), &one, A, int(lda), B, int(ldb), &zero, C, int(ldc));
 }
 

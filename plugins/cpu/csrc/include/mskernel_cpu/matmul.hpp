@@ -22,10 +22,14 @@ namespace mskernel_cpu {
 
 // The products of x[..., n, k] @ y[..., k, m] after broadcasting the batch dims (NumPy's 1-D
 // rules applied): `batch` products of [n, k] by [k, m] at the given element offsets.  Products
-// sharing y over a dense x (a linear layer) are merged into one with batch * n rows.
+// sharing y over a dense x (a linear layer) are merged into one with batch * n rows.  An
+// operand may be stored transposed (cpu.matmul_bias_act's transpose_a/transpose_b: x stored
+// [..., k, n], y stored [..., m, k]); BLAS reads it so, with leading dimensions x_ld and y_ld.
 struct Products {
   int64_t batch = 1, n = 0, k = 0, m = 0;
   std::vector<int64_t> x_offsets, y_offsets;
+  bool x_transposed = false, y_transposed = false;
+  int64_t x_ld = 0, y_ld = 0;
 
   int64_t rows() const { return batch * n; }
 
@@ -41,12 +45,14 @@ struct Products {
     while (begin < end) {
       const int64_t b = begin / n, row = begin % n;
       const int64_t count = std::min(n - row, end - begin);
-      f(x_offsets[b] + row * k, y_offsets[b], (b * n + row) * m, count);
+      f(x_offsets[b] + row * (x_transposed ? 1 : k), y_offsets[b], (b * n + row) * m, count);
       begin += count;
     }
   }
 };
 
+// The products of a matmul node; cpu.matmul_bias_act's transpose_a/transpose_b attributes
+// say that an operand is stored with its last two dims swapped.
 Products plan_products(const KernelContext& ctx);
 
 struct MatmulPlan {
