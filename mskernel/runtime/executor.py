@@ -66,6 +66,12 @@ class CompiledGraph:
         whole = len(plan.segments) == 1 and plan.segments[0].graph is plan.graph
         self._sole = (backends[plan.segments[0].backend], executables[0]) if whole else None
 
+    @property
+    def executables(self) -> tuple[Executable, ...]:
+        """Each segment's executable, in :attr:`plan` order (what a backend compiled: for
+        inspecting or profiling it)."""
+        return tuple(self._executables)
+
     def explain(self) -> str:
         return self.plan.explain()
 

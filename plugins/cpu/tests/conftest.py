@@ -35,7 +35,7 @@ def executable(compile_cpu: Callable[..., Any]) -> Callable[[Graph], Any]:
     """``executable(graph)``: the CpuExecutable of a graph the cpu backend runs whole."""
 
     def only_executable(graph: Graph) -> Any:
-        (compiled,) = compile_cpu(graph)._executables
+        (compiled,) = compile_cpu(graph).executables
         return compiled
 
     return only_executable

@@ -38,7 +38,7 @@ def engine(request, monkeypatch):
 def compile_at(graph, opt_level):
     (executable,) = compile_graph(
         graph, backends=["cpu"],
-        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True))._executables
+        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True)).executables
     return executable
 
 

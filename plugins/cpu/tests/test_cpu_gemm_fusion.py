@@ -33,7 +33,7 @@ PRIVATE = (CONV_OP, MATMUL_OP)
 def compile_at(graph, opt_level):
     (executable,) = compile_graph(
         graph, backends=["cpu"],
-        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True))._executables
+        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True)).executables
     return executable
 
 
@@ -208,7 +208,7 @@ def test_no_fusion_of_a_bias_that_is_not_per_channel(cpu):
 def jitted(cell, x, opt_level):
     cell.set_train(False)
     compiled = mskernel.jit(cell, backend="cpu", opt_level=opt_level).lower(x).compile()
-    (executable,) = compiled.executable._executables
+    (executable,) = compiled.executable.executables
     return compiled, executable
 
 

@@ -19,7 +19,7 @@ TAKEN = "[its value was computed in the cell's new array]"
 def compile_at(graph, opt_level=2):
     (executable,) = compile_graph(
         graph, backends=["cpu"],
-        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True))._executables
+        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True)).executables
     return executable
 
 

@@ -19,7 +19,7 @@ from mskernel_cpu.gemm_ops import MATMUL_OP
 def compile_at(graph, opt_level):
     (executable,) = compile_graph(
         graph, backends=["cpu"],
-        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True))._executables
+        options=CompileOptions(opt_level=opt_level, fallback="deny", debug=True)).executables
     return executable
 
 

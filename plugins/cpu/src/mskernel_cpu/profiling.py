@@ -105,7 +105,7 @@ def profile(fn: Any, *args: Any, repeats: int = 10, warmup: int = 1,
     from .executable import CpuExecutable
 
     compiled = fn.lower(*args, **kwargs).compile()
-    executables = [e for e in getattr(compiled.executable, "_executables", [])
+    executables = [e for e in compiled.executable.executables
                    if isinstance(e, CpuExecutable)]
     if not executables:
         raise ValueError("profile: no part of this function was compiled for the cpu backend")
