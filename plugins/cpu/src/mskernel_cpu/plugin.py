@@ -1,7 +1,7 @@
 """The plugin module named by the entry point ``cpu``: registers the backend, its private ops
-(``cpu.fused_elementwise``, ``cpu.conv_bias_act``, ``cpu.matmul_bias_act``) and its passes and
-pipelines (``cpu.O0`` … ``cpu.O3``).  Importing it is cheap; the backend (and its native
-extension) is created when first needed."""
+(``cpu.fused_elementwise``, ``cpu.conv_bias_act``, ``cpu.matmul_bias_act``) with samples for
+the conformance kit, and its passes and pipelines (``cpu.O0`` … ``cpu.O3``).  Importing it is
+cheap; the backend (and its native extension) is created when first needed."""
 
 from __future__ import annotations
 
@@ -48,3 +48,10 @@ def mskernel_register_passes(passes: Any) -> None:
     from .passes import register
 
     register(passes)
+
+
+@hookimpl
+def mskernel_register_rules(rules: Any) -> None:
+    from .samples import register
+
+    register(rules)

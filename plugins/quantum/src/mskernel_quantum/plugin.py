@@ -25,9 +25,12 @@ def mskernel_register_ops(registry) -> None:
 @hookimpl
 def mskernel_register_rules(rules) -> None:
     from .rules import RULES
+    from .samples import SAMPLES
 
     for kind, op, rule in RULES:
         rules.register(kind, op, rule)
+    for op, samples in SAMPLES.items():  # read by mskernel-sdk's conformance kit
+        rules.register("samples", op, samples)
 
 
 @hookimpl
