@@ -18,8 +18,9 @@ PRIORITY = 100
 
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
-    return PluginInfo(name=NAME, version=__version__, kind="backend", provides=[f"backend:{NAME}"],
-                      description="C++ kernels on host memory: OpenBLAS matmul, compiled plans "
+    return PluginInfo(name=NAME, version=__version__, kind="backend",
+                      provides=[f"backend:{NAME}", "ops:cpu.*", "passes:cpu.*"],
+                      description="C++ kernels for every core op, fusion passes, compiled plans "
                                   "with a memory planner, multi-threaded")
 
 
