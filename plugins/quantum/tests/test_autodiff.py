@@ -36,8 +36,9 @@ def _tensor(a):
 
 def test_rules_are_registered_by_the_quantum_plugin_through_the_hooks():
     assert rule_registry().has("vjp", EXPECTATION)  # runs the rules hooks
-    assert plugin_host().rules_registered_by("quantum") == [("jvp", EXPECTATION),
-                                                            ("vjp", EXPECTATION)]
+    assert plugin_host().rules_registered_by("quantum") == [
+        ("jvp", EXPECTATION), ("samples", EXPECTATION), ("samples", EXPECTATION_GRAD),
+        ("vjp", EXPECTATION)]  # samples: for the SDK's conformance kit
 
 
 @pytest.mark.parametrize("run", [lambda fn: fn, mskernel.jit], ids=["eager", "jit"])
