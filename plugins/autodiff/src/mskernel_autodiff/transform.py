@@ -12,6 +12,7 @@ it tracks alive, so an ``id`` is never reused while the transform may look it up
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Optional
@@ -44,7 +45,7 @@ def as_outputs(result: Result) -> tuple[Tensor, ...]:
     return result if isinstance(result, tuple) else (result,)
 
 
-class Transform:
+class Transform(ABC):
     """Base of :class:`~mskernel_autodiff.tape.Tape` and
     :class:`~mskernel_autodiff.forward.ForwardMode`: an interposer bound to the trace level
     it was created at, which can be paused and which knows the tensors it tracks."""
@@ -57,8 +58,9 @@ class Transform:
         """Whether an op applied now is this transform's to record."""
         return not self._paused and active_trace() is self.trace
 
+    @abstractmethod
     def tracks(self, t: Any) -> bool:
-        raise NotImplementedError
+        """Whether ``t`` is a tensor this transform follows."""
 
     @contextmanager
     def paused(self) -> Iterator[None]:
@@ -80,9 +82,10 @@ class Transform:
         finally:
             _active.reset(token)
 
+    @abstractmethod
     def apply(self, op: str, args: tuple[Tensor, ...], attrs: dict[str, Any],
               regions: tuple[Graph, ...], inner: Callable[..., Result]) -> Result:
-        raise NotImplementedError
+        """Run ``op`` through ``inner`` and record what the transform needs of it."""
 
 
 def innermost_tracking(tensors: list[Any]) -> Optional[Transform]:

@@ -3,6 +3,7 @@ draws from (uint8 images with one or three channels, through Pillow)."""
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from typing import Optional, Sequence, Union
 
 import numpy as np
@@ -17,8 +18,9 @@ class _PillowColour(ImageTransform):
     def transform(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         return from_pil(self.pillow(to_pil(image, type(self).__name__)), image)
 
+    @abstractmethod
     def pillow(self, im: Image.Image) -> Image.Image:
-        raise NotImplementedError
+        """The Pillow image after this operation."""
 
 
 class _Enhance(_PillowColour):

@@ -14,6 +14,7 @@ Recreating the pipeline starts again from epoch 0.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 import math
 from typing import Any, Optional, Sequence, Union
 
@@ -24,7 +25,7 @@ from .errors import DatasetError
 from .execution import Plan, RowsFn
 
 
-class Dataset:
+class Dataset(ABC):
     """Base class of datasets; holds its input datasets in ``children``."""
 
     def __init__(self, children: Sequence["Dataset"] = ()) -> None:
@@ -33,17 +34,17 @@ class Dataset:
 
     # -- what a subclass provides -----------------------------------------------------------
 
+    @abstractmethod
     def get_col_names(self) -> list[str]:
         """The column names, in row order."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _count(self) -> float:
         """Rows in one pass (``math.inf`` for an endless dataset)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _rows_fn(self, plan: Plan, node: int) -> RowsFn:
         """The rows function of this node in ``plan``; ``node`` is its number."""
-        raise NotImplementedError
 
     def build(self, plan: Plan) -> RowsFn:
         """Number this node, then build its rows function (children numbered after it)."""

@@ -11,6 +11,7 @@ torchvision and MindSpore's Python ops already get.
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 import enum
 import io
 from typing import Any, Callable, Sequence, Union
@@ -45,7 +46,7 @@ class Border(enum.Enum):
     SYMMETRIC = "symmetric"
 
 
-class ImageTransform(Transform):
+class ImageTransform(Transform, ABC):
     """A transform of one image column: implement ``transform(image, rng)`` on an HWC or HW
     array and return an array."""
 
@@ -55,8 +56,9 @@ class ImageTransform(Transform):
                             f"{len(columns)} columns")
         return (self.transform(as_image(columns[0], type(self).__name__), rng),)
 
+    @abstractmethod
     def transform(self, image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-        raise NotImplementedError
+        """The transformed image (HWC, the input's dtype)."""
 
 
 def as_image(value: Any, op: str) -> np.ndarray:
