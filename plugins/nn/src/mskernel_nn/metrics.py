@@ -83,7 +83,23 @@ def _class_labels(y_pred: np.ndarray, y: np.ndarray, who: str) -> tuple[np.ndarr
     return y_pred.argmax(axis=1), truth.astype(np.int64)
 
 
-class Accuracy(Metric):
+class _HitRate(Metric):
+    """The fraction of examples a subclass's ``update`` counts as hits (``_add(hits)``)."""
+
+    def clear(self) -> None:
+        self._correct = 0
+        self._total = 0
+
+    def _add(self, hits: np.ndarray) -> None:
+        self._correct += int(hits.sum())
+        self._total += hits.size
+
+    def eval(self) -> float:
+        self._require(self._total)
+        return self._correct / self._total
+
+
+class Accuracy(_HitRate):
     """The fraction of correct predictions.  ``eval_type="classification"``: the arg-max of
     the scores equals the label; ``"multilabel"``: every rounded score equals its 0/1 label."""
 
@@ -93,10 +109,6 @@ class Accuracy(Metric):
                              f"{eval_type!r}")
         self.eval_type = eval_type
         super().__init__()
-
-    def clear(self) -> None:
-        self._correct = 0
-        self._total = 0
 
     def update(self, *inputs: Any) -> None:
         y_pred, y = _inputs(self, inputs, 2)
@@ -108,12 +120,7 @@ class Accuracy(Metric):
                 raise ValueError(f"Accuracy(multilabel): y_pred {list(y_pred.shape)} and y "
                                  f"{list(y.shape)} must have one shape")
             correct = (np.round(y_pred) == y).reshape(len(y), -1).all(axis=1)
-        self._correct += int(correct.sum())
-        self._total += correct.size
-
-    def eval(self) -> float:
-        self._require(self._total)
-        return self._correct / self._total
+        self._add(correct)
 
 
 class _PerClass(Metric):
@@ -208,7 +215,7 @@ def _check_classification(eval_type: str, who: str) -> None:
         raise ValueError(f"{who} supports eval_type='classification', got {eval_type!r}")
 
 
-class TopKCategoricalAccuracy(Metric):
+class TopKCategoricalAccuracy(_HitRate):
     """The fraction of examples whose label is among the ``k`` highest scores."""
 
     def __init__(self, k: int) -> None:
@@ -217,20 +224,11 @@ class TopKCategoricalAccuracy(Metric):
         self.k = k
         super().__init__()
 
-    def clear(self) -> None:
-        self._correct = 0
-        self._total = 0
-
     def update(self, *inputs: Any) -> None:
         y_pred, y = _inputs(self, inputs, 2)
         _, truth = _class_labels(y_pred, y, type(self).__name__)
         top = np.argsort(-y_pred, axis=1, kind="stable")[:, :self.k]
-        self._correct += int((top == truth[:, None]).any(axis=1).sum())
-        self._total += truth.size
-
-    def eval(self) -> float:
-        self._require(self._total)
-        return self._correct / self._total
+        self._add((top == truth[:, None]).any(axis=1))
 
 
 class Top1CategoricalAccuracy(TopKCategoricalAccuracy):
