@@ -131,17 +131,25 @@ def _conv_transpose_infer(x: TensorType, w: TensorType, stride: Ints, padding: I
             f"[C_in, C_out/groups, *kernel]) has {w.shape[0]}"
         )
     window, extra = _transpose_geometry(n, w.shape, stride, padding, output_padding, dilation)
+    return x.with_shape((x.shape[0], w.shape[1] * groups) +
+                        _transposed_spatial(x.shape[2:], window, extra))
+
+
+def _transposed_spatial(spatial: Shape, window: Window, extra: tuple[int, ...]) -> Shape:
+    """The spatial dims of ``conv_transpose``'s output: the full output, ``(size - 1) *
+    stride + extent + output_padding``, cropped by the padding (to 0 when it crops it all, an
+    empty result as PyTorch gives)."""
     out = []
     for axis, (size, ext, s, (lo, hi), o) in enumerate(
-            zip(x.shape[2:], window.extents, window.stride, window.padding, extra)):
+            zip(spatial, window.extents, window.stride, window.padding, extra)):
         full = (size - 1) * s + ext + o
-        if full - lo - hi < 1:
+        if full - lo - hi < 0:
             raise InferError(
-                f"padding {lo} + {hi} along spatial dim {axis} removes the whole output "
-                f"of size {full}"
+                f"padding {lo} + {hi} along spatial dim {axis} crops more than the whole "
+                f"output of size {full}"
             )
         out.append(full - lo - hi)
-    return x.with_shape((x.shape[0], w.shape[1] * groups) + tuple(out))
+    return tuple(out)
 
 
 def _conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints,
@@ -151,6 +159,9 @@ def _conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints,
     full output."""
     n = x.ndim - 2
     window, extra = _transpose_geometry(n, w.shape, stride, padding, output_padding, dilation)
+    spatial = _transposed_spatial(x.shape[2:], window, extra)
+    if 0 in spatial:
+        return np.zeros((x.shape[0], w.shape[1] * groups) + spatial, x.dtype)
     xc = widened(x)
     spread = np.zeros(x.shape[:2] + tuple((size - 1) * s + 1
                                           for size, s in zip(x.shape[2:], window.stride)),
