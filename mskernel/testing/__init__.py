@@ -3,7 +3,9 @@
 The op sample table (:mod:`mskernel.testing.samples`) gives, for every core op, inputs that
 exercise it — broadcasting, edge shapes (size 0 and 1), every dtype family it accepts — so one
 table drives the reference tests, the text round trip, the pass property tests and backend
-conformance.
+conformance.  Results that sum are compared within the bound of
+:func:`~mskernel.testing.accumulation.tolerance_for_reduction`, which holds whatever order a
+backend sums in.
 """
 
 from __future__ import annotations
@@ -28,8 +30,8 @@ class OpSample:
     :mod:`mskernel.ir.dtypes`) — or :class:`RefCell` / ``TOKEN_VALUE`` for stateful ops;
     ``dtypes`` gives the IR dtype of each array argument where it differs from the
     array's own (needed for bfloat16 only).  ``regions`` are the sub-graphs of region ops.
-    ``rtol``/``atol`` override the dtype's default tolerance for backends' comparisons (for
-    ops whose result is sensitive to summation order, say).
+    ``rtol``/``atol`` override the tolerance of backends' comparisons: the dtype's default,
+    or for ops that sum, the accumulation bound (:mod:`mskernel.testing.accumulation`).
     """
 
     op: str
@@ -80,15 +82,37 @@ def tolerance(dt: DType) -> tuple[float, float]:
     }.get(dt.name, (0.0, 0.0))
 
 
-def assert_close(actual: Any, expected: Any, dt: DType, *, rtol: Optional[float] = None,
-                 atol: Optional[float] = None, what: str = "") -> None:
-    """Compare with the dtype's tolerance (exact for bool and integer types); NaNs must match."""
+def mismatch(actual: Any, expected: Any, dt: DType, rtol: Optional[float] = None,
+             atol: Any = None) -> Optional[str]:
+    """Why ``actual`` differs from ``expected`` beyond the tolerance of ``dt`` (default:
+    :func:`tolerance`; exact for bool and integer types; NaNs must match), or ``None`` when it
+    does not.  ``atol`` may be an array broadcasting to the result (one bound per element)."""
+    got, want = np.asarray(actual), np.asarray(expected)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
     d_rtol, d_atol = tolerance(dt)
-    np.testing.assert_allclose(
-        np.asarray(actual), np.asarray(expected),
-        rtol=d_rtol if rtol is None else rtol, atol=d_atol if atol is None else atol,
-        equal_nan=True, err_msg=what,
-    )
+    rtol, atol = d_rtol if rtol is None else rtol, d_atol if atol is None else atol
+    if dt.is_inexact:
+        ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        ok = got == want
+    if ok.all():
+        return None
+    bad = np.argwhere(~ok)
+    where = tuple(int(i) for i in bad[0])
+    here = float(np.broadcast_to(atol, got.shape)[where]) if dt.is_inexact else 0.0
+    bound = f"rtol {rtol:g}, atol {here:g} there" if dt.is_inexact else "exact"
+    return (f"{len(bad)} of {ok.size} elements differ ({bound}); first at {list(where)}: "
+            f"got {got[where]}, expected {want[where]}")
+
+
+def assert_close(actual: Any, expected: Any, dt: DType, *, rtol: Optional[float] = None,
+                 atol: Any = None, what: str = "") -> None:
+    """Compare with the dtype's tolerance (exact for bool and integer types); NaNs must match.
+    ``atol`` may be an array of one bound per element (see :func:`tolerance_for_reduction`)."""
+    reason = mismatch(actual, expected, dt, rtol, atol)
+    if reason:
+        raise AssertionError(f"{what}: {reason}" if what else reason)
 
 
 def random_array(rng: np.random.Generator, shape: Sequence[int], dt: str | DType,
@@ -107,3 +131,10 @@ def random_array(rng: np.random.Generator, shape: Sequence[int], dt: str | DType
     from ..ir.dtypes import as_storage
 
     return as_storage(values, dt)
+
+
+# The accumulation tolerances use OpSample and sample_graph above.
+from .accumulation import (  # noqa: E402, F401 (re-exported)
+    ACCUMULATION_RULE, Accumulation, AccumulationFn, accumulation_of, sample_tolerances,
+    tolerance_for_reduction, unit_roundoff,
+)

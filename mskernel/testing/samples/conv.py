@@ -13,7 +13,6 @@ from .. import OpSample, SampleFn, random_array
 _FLOATS = ("float32", "float64", "float16", "bfloat16")
 
 
-
 def _sample(op: str, rng: np.random.Generator, shapes: tuple[tuple[int, ...], ...], dt: str,
             attrs: Mapping[str, Any], label: str) -> OpSample:
     """``op`` applied to random operands of ``shapes`` and dtype ``dt``."""

@@ -10,7 +10,7 @@ from typing import Iterator
 import numpy as np
 
 from .. import OpSample, SampleFn, random_array
-from .reduction import COMPLEX, FLOATS, accumulation_tolerance, dtype_cases
+from .reduction import COMPLEX, FLOATS, dtype_cases
 
 _DTYPES = FLOATS + ("int32", "int64") + COMPLEX
 
@@ -51,14 +51,13 @@ _EINSUM_CASES = (
 def _matmul(rng: np.random.Generator) -> Iterator[OpSample]:
     for dt, (sx, sy) in dtype_cases(_DTYPES, _MATMUL_SHAPES):
         x, y = random_array(rng, sx, dt), random_array(rng, sy, dt)
-        yield OpSample("matmul", (x, y), dtypes=(dt, dt), **accumulation_tolerance(dt))
+        yield OpSample("matmul", (x, y), dtypes=(dt, dt))
 
 
 def _einsum(rng: np.random.Generator) -> Iterator[OpSample]:
     for dt, (equation, shapes) in dtype_cases(_DTYPES, _EINSUM_CASES):
         operands = tuple(random_array(rng, shape, dt) for shape in shapes)
-        yield OpSample("einsum", operands, {"equation": equation}, dtypes=(dt,) * len(shapes),
-                       **accumulation_tolerance(dt))
+        yield OpSample("einsum", operands, {"equation": equation}, dtypes=(dt,) * len(shapes))
 
 
 SAMPLES: dict[str, SampleFn] = {"matmul": _matmul, "einsum": _einsum}

@@ -11,7 +11,7 @@ from typing import Iterator
 import numpy as np
 
 from .. import OpSample, SampleFn, random_array
-from .reduction import FLOATS, accumulation_tolerance, dtype_cases
+from .reduction import FLOATS, dtype_cases
 
 _SOFTMAX_CASES = (((3, 5), -1), ((2, 3, 4), 1), ((4,), 0), ((1, 1), 0), ((2, 0, 3), -1))
 
@@ -31,7 +31,7 @@ def _softmax(op: str) -> SampleFn:
     def fn(rng: np.random.Generator) -> Iterator[OpSample]:
         for dt, (shape, axis) in dtype_cases(FLOATS, _SOFTMAX_CASES):
             yield OpSample(op, (random_array(rng, shape, dt, -4, 4),), {"axis": axis},
-                           dtypes=(dt,), **accumulation_tolerance(dt))
+                           dtypes=(dt,))
         with_inf = np.array([[-np.inf, 1.0, 2.0], [0.5, -np.inf, -np.inf]], np.float32)
         yield OpSample(op, (with_inf,), {"axis": -1}, label="minus-inf")
     return fn
@@ -43,8 +43,7 @@ def _batch_norm(rng: np.random.Generator) -> Iterator[OpSample]:
         args = (random_array(rng, shape, dt), random_array(rng, channels, dt),
                 random_array(rng, channels, dt), random_array(rng, channels, dt),
                 random_array(rng, channels, dt, 0.5, 2.0))
-        yield OpSample("batch_norm", args, {"training": training}, dtypes=(dt,) * 5,
-                       **accumulation_tolerance(dt))
+        yield OpSample("batch_norm", args, {"training": training}, dtypes=(dt,) * 5)
 
 
 def _layer_norm(rng: np.random.Generator) -> Iterator[OpSample]:
@@ -52,8 +51,7 @@ def _layer_norm(rng: np.random.Generator) -> Iterator[OpSample]:
         normalized = shape[axis % len(shape):]
         args = (random_array(rng, shape, dt), random_array(rng, normalized, dt),
                 random_array(rng, normalized, dt))
-        yield OpSample("layer_norm", args, {"axis": axis}, dtypes=(dt,) * 3,
-                       **accumulation_tolerance(dt))
+        yield OpSample("layer_norm", args, {"axis": axis}, dtypes=(dt,) * 3)
     x = np.full((2, 3), 7.0, np.float32)
     yield OpSample("layer_norm", (x, np.ones(3, np.float32), np.zeros(3, np.float32)),
                    {"eps": 1e-3}, label="constant-rows")
@@ -64,8 +62,7 @@ def _group_norm(rng: np.random.Generator) -> Iterator[OpSample]:
         channels = (shape[1],)
         args = (random_array(rng, shape, dt), random_array(rng, channels, dt),
                 random_array(rng, channels, dt))
-        yield OpSample("group_norm", args, {"num_groups": groups}, dtypes=(dt,) * 3,
-                       **accumulation_tolerance(dt))
+        yield OpSample("group_norm", args, {"num_groups": groups}, dtypes=(dt,) * 3)
 
 
 SAMPLES: dict[str, SampleFn] = {

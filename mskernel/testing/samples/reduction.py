@@ -12,7 +12,6 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
-from ...ir.dtypes import dtype as to_dtype
 from .. import OpSample, SampleFn, random_array
 
 FLOATS = ("float32", "float64", "float16", "bfloat16")
@@ -46,23 +45,6 @@ _ARG_CASES: tuple[tuple[tuple[int, ...], Optional[int], bool], ...] = (
     ((0, 3), 1, True),
 )
 
-# Looser (rtol, atol) for results that depend on summation order, by dtype.
-_ACCUMULATION_TOLERANCE = {
-    "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5),
-    "complex64": (1e-5, 1e-5), "float64": (1e-12, 1e-13), "complex128": (1e-12, 1e-13),
-}
-
-
-def accumulation_tolerance(dt: str) -> dict[str, float]:
-    """``rtol``/``atol`` keyword arguments of :class:`OpSample` for a result that sums many
-    terms of dtype ``dt`` (empty for exact dtypes): backends may add in another order or
-    accumulate in the dtype itself."""
-    if to_dtype(dt).is_inexact:
-        rtol, atol = _ACCUMULATION_TOLERANCE[to_dtype(dt).name]
-        return {"rtol": rtol, "atol": atol}
-    return {}
-
-
 def dtype_cases(dtypes: tuple[str, ...], cases: tuple[Any, ...]) -> Iterator[tuple[str, Any]]:
     """Every case for the first dtype, then the first two cases for each other dtype."""
     for i, dt in enumerate(dtypes):
@@ -71,15 +53,13 @@ def dtype_cases(dtypes: tuple[str, ...], cases: tuple[Any, ...]) -> Iterator[tup
 
 
 def _reduction(op: str, dtypes: tuple[str, ...], *, nonempty: bool = False,
-               accumulates: bool = True, **attrs: Any) -> SampleFn:
+               **attrs: Any) -> SampleFn:
     cases = _NONEMPTY_CASES if nonempty else _CASES
 
     def fn(rng: np.random.Generator) -> Iterator[OpSample]:
         for dt, (shape, axes, keepdims) in dtype_cases(dtypes, cases):
-            tolerance = accumulation_tolerance(dt) if accumulates else {}
             yield OpSample(op, (random_array(rng, shape, dt),),
-                           {"axes": axes, "keepdims": keepdims, **attrs},
-                           dtypes=(dt,), **tolerance)
+                           {"axes": axes, "keepdims": keepdims, **attrs}, dtypes=(dt,))
     return fn
 
 
@@ -118,10 +98,10 @@ SAMPLES: dict[str, SampleFn] = {
     "var": _moment("var"),
     "std": _moment("std"),
     "logsumexp": _logsumexp,
-    "max": _reduction("max", FLOATS + INTEGERS, nonempty=True, accumulates=False),
-    "min": _reduction("min", FLOATS + INTEGERS, nonempty=True, accumulates=False),
-    "all": _reduction("all", ("bool",), accumulates=False),
-    "any": _reduction("any", ("bool",), accumulates=False),
+    "max": _reduction("max", FLOATS + INTEGERS, nonempty=True),
+    "min": _reduction("min", FLOATS + INTEGERS, nonempty=True),
+    "all": _reduction("all", ("bool",)),
+    "any": _reduction("any", ("bool",)),
     "argmax": _arg_reduction("argmax"),
     "argmin": _arg_reduction("argmin"),
 }

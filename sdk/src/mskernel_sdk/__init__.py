@@ -20,7 +20,11 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 - test helpers: :func:`register_plugin`, :class:`OpSample`, :func:`samples_for`,
   :func:`sample_graph`, :func:`random_array`, :func:`assert_close`, :func:`tolerance`,
   :func:`run_reference`, and :class:`VJPBuilder` (what an autodiff plugin gives the
-  conformance kit).
+  conformance kit);
+- tolerances of results that accumulate: :func:`tolerance_for_reduction` (the error bound
+  of a sum of ``n`` terms in any order), and what an op that sums attaches under
+  :data:`ACCUMULATION_RULE` for the kit: a function of a sample returning its
+  :class:`Accumulation` (terms per result element, their absolute values' sum).
 """
 
 from mskernel import PLUGIN_API_VERSION
@@ -37,7 +41,10 @@ from mskernel.runtime import (
     TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable,
     OpSupport, RefCell, compile_graph,
 )
-from mskernel.testing import OpSample, assert_close, random_array, sample_graph, tolerance
+from mskernel.testing import (
+    ACCUMULATION_RULE, Accumulation, OpSample, assert_close, random_array, sample_graph,
+    tolerance, tolerance_for_reduction,
+)
 
 from .kit.gradients import VJPBuilder
 from .samples import SAMPLES_RULE, samples_for
@@ -47,12 +54,12 @@ from .versioning import core_requirement
 __version__ = "0.1.0"
 
 __all__ = [
-    "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
+    "ACCUMULATION_RULE", "Accumulation", "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
     "Executable", "Graph", "GraphBuilder", "InferError", "Node", "OpDef", "OpSample",
     "OpSupport", "PLUGIN_API_VERSION", "Pass", "PassContext", "PassManager", "PassResult",
     "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell", "SAMPLES_RULE",
     "TOKEN_VALUE", "TensorType", "VJPBuilder", "Value", "as_storage", "assert_close",
     "compile_graph", "core_requirement", "dtype", "hookimpl", "make_node", "op_registry",
     "random_array", "register_plugin", "rule_registry", "run_reference", "sample_graph",
-    "samples_for", "tensor_type", "tolerance",
+    "samples_for", "tensor_type", "tolerance", "tolerance_for_reduction",
 ]
