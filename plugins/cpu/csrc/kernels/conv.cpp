@@ -24,6 +24,15 @@ int64_t plan_pixel_block(int64_t pixels, int64_t rows, size_t item, int64_t min_
   return std::min(block, pixels);
 }
 
+std::string direct_tiles(const DirectConvPlan& d) {
+  return d.channel_vectors == 0 ? "pixel vectors"
+                                : std::to_string(d.channel_vectors) + " channel vector(s)";
+}
+
+bool depth_is_identity(const WindowGeometry& g) {
+  return g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.pad_lo[0] == 0;
+}
+
 ConvPlan plan_conv(const KernelContext& ctx) {
   const TensorInfo &x = ctx.inputs[0], &w = ctx.inputs[1], &y = ctx.outputs[0];
   ConvPlan p;
@@ -132,7 +141,8 @@ Kernel conv(KernelContext& ctx) {
   const ConvPlan plan = plan_conv(ctx);
   ctx.workspace_bytes = plan.workspace_bytes;
   if (plan.direct.used) {
-    ctx.detail = "direct, blocks of " + std::to_string(plan.direct.row_block) + " rows, ";
+    ctx.detail = "direct over " + direct_tiles(plan.direct) + ", blocks of " +
+                 std::to_string(plan.direct.row_block) + " rows, ";
   } else {
     ctx.detail = std::string(plan.pointwise && !plan.widened ? "gemm" : "im2col + gemm") +
                  (plan.widened ? " in float32" : "") + ", blocks of " +

@@ -243,7 +243,7 @@ bool plan_direct_conv(ConvPlan& p) {
   const WindowGeometry& g = p.window;
   // 1x1 kernels read each input once: the copy into a tile would cost as much as the
   // multiplications, which gemm does at least as fast.
-  if (g.in[0] != 1 || g.kernel[0] != 1 || g.taps() == 1) return false;
+  if (g.taps() == 1 || !depth_is_identity(g)) return false;
   DirectConvPlan& d = p.direct;
   const int64_t vectors = (g.out[2] + kLanes - 1) / kLanes;
   const int64_t extent_h = g.dilation[1] * (g.kernel[1] - 1) + 1;

@@ -58,7 +58,9 @@ Kernel conv_bias_act(KernelContext& ctx) {
   const ConvPlan plan = plan_conv(ctx);
   const EpilogueSpec spec(ctx);
   ctx.workspace_bytes = plan.workspace_bytes;
-  ctx.detail = std::string(plan.direct.used ? "direct, then per plane" : "im2col + gemm") +
+  ctx.detail = (plan.direct.used ? "direct over " + direct_tiles(plan.direct) + ", then per plane"
+                                 : std::string(plan.pointwise && !plan.widened ? "gemm"
+                                                                               : "im2col + gemm")) +
                (spec.has_bias ? " + bias" : "") + " + " + activation_name(ctx) + ", " +
                std::to_string(plan.slots.slots) + " range(s)";
   return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
