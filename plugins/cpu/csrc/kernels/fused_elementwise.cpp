@@ -2,8 +2,9 @@
 // elementwise ops computed in one pass over the output, so intermediates never go to memory.
 //
 // Two engines, chosen at compile time by mskernel_cpu/fusion_codegen.py:
-//   - generated C++ (attributes "library", a shared object compiled for the graph and cached
-//     on disk, and "symbol", this node's function in it), which computes a range of output
+//   - generated C++ (attributes "library", the path of a shared object compiled for the graph,
+//     cached on disk and verified by mskernel_cpu/jit_cache.py, "digest", the SHA-256 of its
+//     bytes, and "symbol", this node's function in it), which computes a range of output
 //     elements; the kernel calls it from parallel_for and turns its error code into an Error;
 //   - the interpreter (fused.hpp): the program of attributes "<k>:op", "<k>:operands",
 //     "<k>:dtype" (and each op's own attributes as "<k>.<name>") run over tiles of
@@ -32,12 +33,18 @@ constexpr int kMaxRegisters = 32;
 // failure whose text it wrote to `message`.
 using GeneratedRange = int (*)(const void* const*, void*, int64_t, int64_t, char*, int64_t);
 
-// Shared objects stay loaded for the life of the process (kernels may outlive any owner).
-GeneratedRange load_generated(const std::string& path, const std::string& symbol) {
+// Shared objects stay loaded for the life of the process (kernels may outlive any owner), one
+// handle per digest: `path` is read only the first time a digest is seen.
+GeneratedRange load_generated(const std::string& path, const std::string& digest,
+                              const std::string& symbol) {
+  if (digest.size() != 64) {
+    throw Error(ErrorKind::Value, "cpu.fused_elementwise: attribute 'digest' must be the "
+                                  "SHA-256 (64 hex digits) of the library's bytes");
+  }
   static std::mutex mutex;
   static std::unordered_map<std::string, void*> handles;
   std::lock_guard<std::mutex> lock(mutex);
-  void*& handle = handles[path];
+  void*& handle = handles[digest];
   if (handle == nullptr) handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     throw Error(ErrorKind::Runtime, std::string("cpu.fused_elementwise: cannot load ") + path +
@@ -253,7 +260,8 @@ Kernel fused_elementwise(KernelContext& ctx) {
   const std::string& library = ctx.attrs.get_str("library");
   if (!library.empty()) {
     ctx.detail = "generated C++, " + std::to_string(program->ops.size()) + " ops";
-    return generated_kernel(load_generated(library, ctx.attrs.get_str("symbol")), numel, grain);
+    return generated_kernel(load_generated(library, ctx.attrs.get_str("digest"),
+                                           ctx.attrs.get_str("symbol")), numel, grain);
   }
   ctx.detail = "interpreter, " + std::to_string(program->ops.size()) + " ops";
   return [program, numel, grain](const Args& args) {

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -40,7 +40,7 @@ from mskernel.ops.elementwise import OPS as ELEMENTWISE_OPS
 from mskernel.runtime import DeviceArray
 
 from .fusion import FUSED_OP
-from .fusion_codegen import compile_fused_nodes, kernel_attrs
+from .fusion_codegen import GeneratedCode, compile_fused_nodes, kernel_attrs
 from .memory import BufferRequest, MemoryPlan, aligned, plan_memory
 from .native import load
 from .storage import device_dtype, to_device_data
@@ -147,9 +147,9 @@ def _native_value(value: Any) -> Any:
 
 class _Lowering:
     def __init__(self, graph: Graph, backend: Any, *, top_level: bool, views: bool,
-                 generated: Mapping[Node, tuple[str, str]]) -> None:
+                 generated: GeneratedCode) -> None:
         self.graph = graph
-        self.generated = generated  # fused node → (shared object, symbol) of its code
+        self.generated = generated  # the fused nodes' compiled code
         self.backend = backend
         self.top_level = top_level
         self.views = views
