@@ -84,7 +84,7 @@ def test_plugin_backend_runs_what_it_claims_and_the_rest_falls_back(sandbox):
     b = GraphBuilder("f")
     x = b.input(tensor_type("f32", (2, 3)), name="x")
     graph = b.build([b.op("exp", b.op("demo.double", x))])
-    with pytest.warns(FallbackWarning, match="'exp' → reference"):
+    with pytest.warns(FallbackWarning, match=rf"'exp' at {__file__}:\d+ → reference"):
         compiled = compile_graph(graph, backends=["demo"])
     placement = [s.backend for s in compiled.plan.segments]
     assert placement == ["demo", "reference"]
