@@ -29,6 +29,8 @@ from .hooks.report import BackendReport, PluginReport, plugin_report
 LIST_KEYS = ("name", "distribution", "version", "kind", "provides", "status", "reason")
 #: Statuses ``mskernel plugins check`` reports as problems.
 PROBLEMS = ("broken", "incompatible")
+#: The width ``plugins info`` wraps its fields to.
+WIDTH = 100
 #: Columns of the ``plugins list`` table cut short (with an ellipsis) when it is too wide.
 ELASTIC = ("provides", "reason")
 #: The fewest characters an elastic column is cut to.
@@ -275,7 +277,7 @@ def _conformance_line(backend: BackendReport) -> str:
 
 def _field(label: str, value: str) -> str:
     prefix = f"{label}: ".ljust(16)
-    return textwrap.fill(" ".join(value.split()), terminal_width(), initial_indent=prefix,
+    return textwrap.fill(" ".join(value.split()), WIDTH, initial_indent=prefix,
                          subsequent_indent=" " * 16, break_on_hyphens=False)
 
 
