@@ -27,10 +27,10 @@ from ..ops.registry import OpRegistry, RuleRegistry
 from ..passes.registry import PassRegistry
 from ..runtime.registry import BackendRegistry
 from . import hookspecs
+from .containment import Contained
 from .discovery import Candidate, discover, disabled_names, incompatibility, is_disabled
 from .info import PluginInfo, PluginRecord
 from .markers import PROJECT
-from .containment import Contained
 from .registries import CommandRegistry, NamespaceRegistry, Scoped
 from .versions import normalize_name
 
