@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -124,6 +125,7 @@ def test_everything_registered_before_a_later_hook_raises_is_gone(sandbox, hook)
         mskernel.half
 
 
+@pytest.mark.filterwarnings("ignore::mskernel.runtime.FallbackWarning")  # relu on 'early'
 def test_the_other_plugins_keep_what_they_registered(sandbox):
     # loaded in name order: "early" before the failing "middle", "zdemo" after it
     install(sandbox, "early", hooks())
@@ -224,6 +226,14 @@ signal.raise_signal(signal.SIGINT)  # as if the user pressed Ctrl-C during a slo
     with pytest.raises(KeyboardInterrupt):
         host().load_external()
     assert signal.getsignal(signal.SIGINT) is handler
+
+
+def test_a_keyboard_interrupt_raised_in_another_thread_is_the_plugins_own(sandbox):
+    install(sandbox, "worker", hooks(), prelude="\nraise KeyboardInterrupt('from a thread')\n")
+    loader = threading.Thread(target=host().load_external)
+    loader.start()
+    loader.join(timeout=120)
+    assert records()["worker"].reason == "import failed: KeyboardInterrupt: from a thread"
 
 
 def test_a_plugin_that_exits_does_not_end_a_program_or_the_cli(sandbox):
