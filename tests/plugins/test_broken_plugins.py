@@ -66,10 +66,10 @@ def hooks(fail_in="", raising='raise RuntimeError("late failure")'):
     return source
 
 
-def install(sandbox, name, *sources, prelude="", entry_point=""):
+def install(sandbox, name, *sources, prelude=""):
     """``mskernel-<name>`` whose module runs ``prelude`` at import, then defines ``sources``."""
     source = (HEADER + prelude + "".join(sources)).replace("{name}", name)
-    sandbox.install(f"mskernel-{name}", {entry_point or name: f"mskernel_{name}.plugin"},
+    sandbox.install(f"mskernel-{name}", {name: f"mskernel_{name}.plugin"},
                     modules={f"mskernel_{name}.plugin": source})
 
 
