@@ -14,8 +14,8 @@ little-endian)::
     payload                     each tensor little-endian at a 64-byte-aligned offset;
                                 bfloat16 as its 2-byte bit patterns
 
-:func:`write_container` writes atomically (a temporary file in the same directory, fsynced,
-renamed over the target, the directory fsynced), so a crash leaves the previous file intact.
+:func:`write_container` writes atomically (:mod:`.atomic`), so a crash leaves the previous
+file intact.
 :func:`read_container` reads bytes only — JSON and ``numpy.frombuffer`` — and checks the
 magic, the version, the lengths and the payload's SHA-256 before it trusts a byte, raising
 :class:`~mskernel.errors.FileFormatError` that says which check failed.
@@ -23,12 +23,10 @@ magic, the version, the lengths and the payload's SHA-256 before it trusts a byt
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import math
 import os
-import secrets
 import struct
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Optional, Union
@@ -36,6 +34,7 @@ from typing import Any, Iterator, Mapping, Optional, Union
 import numpy as np
 
 from ..errors import FileFormatError
+from .atomic import write_atomically
 from .dtypes import DType, bfloat16, bfloat16_from_bits, bfloat16_to_bits, dtype as to_dtype
 
 ALIGNMENT = 64
@@ -107,7 +106,7 @@ def write_container(path: PathLike, kind: Kind, producer: str, fields: Mapping[s
     }).encode("utf-8")
     head = _PREFIX.pack(kind.magic, kind.version, len(header)) + header
     head += bytes(_aligned(len(head)) - len(head))
-    _write_atomically(os.fspath(path), [head, *_payload_chunks(stored)])
+    write_atomically(os.fspath(path), [head, *_payload_chunks(stored)])
 
 
 def _stored(tensors: dict[str, Any], dtypes: dict[str, Any]) -> list[_Stored]:
@@ -142,42 +141,6 @@ def _payload_chunks(stored: list[_Stored]) -> Iterator[bytes | memoryview]:
 
 def _aligned(n: int) -> int:
     return -(-n // ALIGNMENT) * ALIGNMENT
-
-
-def _write_atomically(path: str, chunks: list[bytes | memoryview]) -> None:
-    """Write to a temporary file next to ``path``, fsync it, rename it over ``path`` and
-    fsync the directory; on any failure remove the temporary file and leave ``path`` as it
-    was."""
-    directory = os.path.dirname(os.path.abspath(path))
-    temp = os.path.join(directory, f".{os.path.basename(path)}.{secrets.token_hex(8)}.tmp")
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            for chunk in chunks:
-                f.write(chunk)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-    _fsync_directory(directory)
-
-
-def _fsync_directory(directory: str) -> None:
-    """Make the rename durable (POSIX); some filesystems cannot sync a directory, which
-    then leaves durability to them as for any other program."""
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError as exc:
-        if exc.errno not in (errno.EINVAL, errno.ENOTSUP):
-            raise
-    finally:
-        os.close(fd)
 
 
 # -- reading -----------------------------------------------------------------------------------
