@@ -101,8 +101,9 @@ def save_model(path: PathLike, graph: Graph, weights: Optional[Mapping[str, Any]
 
 
 def load_model(path: PathLike, registry: Any = None) -> Model:
-    """Read a model file; raise :class:`~mskernel.errors.FileFormatError` saying what is
-    wrong when it is not a model file, is truncated or corrupt, was written by a newer
+    """Read a model file; raise :class:`~mskernel.errors.FileFormatError` (one line) saying
+    what is wrong when it is not a model file, is truncated, damaged or forged (see
+    :mod:`.container`), holds graph text that does not parse, was written by a newer
     mskernel, or needs a plugin distribution that is not installed.  ``registry`` (default:
     the process-wide one) resolves the graph's op names."""
     name = os.fspath(path)
