@@ -34,7 +34,7 @@ bool depth_is_identity(const WindowGeometry& g) {
 }
 
 ConvPlan plan_conv(const KernelContext& ctx) {
-  const TensorInfo &x = ctx.inputs[0], &w = ctx.inputs[1], &y = ctx.outputs[0];
+  const TensorInfo &x = ctx.input(0), &w = ctx.input(1), &y = ctx.output(0);
   ConvPlan p;
   const std::vector<int64_t> ones(x.rank() - 2, 1);
   p.window = window_geometry(spatial_dims(x.shape), spatial_dims(y.shape), spatial_dims(w.shape),
@@ -149,7 +149,7 @@ Kernel conv(KernelContext& ctx) {
                  std::to_string(plan.block) + " pixels, ";
   }
   ctx.detail += std::to_string(plan.slots.slots) + " range(s)";
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return [plan](const Args& args) {
       conv_forward<T>(plan, args.in<T>(0), args.in<T>(1), Epilogue<T>{}, args.out<T>(0),

@@ -76,7 +76,14 @@ Kernel generated_kernel(GeneratedRange run, int64_t numel, int64_t grain) {
 struct InputLayout {
   std::vector<int64_t> sizes, strides;
 
-  InputLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+  // Input `index` of shape `shape`, which must broadcast to `out`.
+  InputLayout(size_t index, const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+    if (!broadcasts_to(shape, out)) {
+      throw Error(ErrorKind::Value, "cpu.fused_elementwise: input " + std::to_string(index) +
+                                        " of shape " + shape_text(shape) +
+                                        " does not broadcast to the output's shape " +
+                                        shape_text(out));
+    }
     const size_t offset = out.size() - shape.size();
     std::vector<int64_t> contiguous(out.size(), 0);
     int64_t stride = 1;
@@ -198,11 +205,11 @@ bool is_half(DType dt) { return dt == DType::Float16 || dt == DType::BFloat16; }
 
 std::shared_ptr<Program> decode(const KernelContext& ctx, int64_t& cost) {
   auto program = std::make_shared<Program>();
-  const std::vector<int64_t>& out_shape = ctx.outputs[0].shape;
+  const std::vector<int64_t>& out_shape = ctx.output(0).shape;
   std::vector<DType> types;
   for (const TensorInfo& info : ctx.inputs) {
+    InputLayout layout(types.size(), info.shape, out_shape);
     types.push_back(info.dtype);
-    InputLayout layout(info.shape, out_shape);
     const bool direct = !is_half(info.dtype) && layout.contiguous();
     const bool scalar = layout.scalar();
     const Gather gather_fn = dispatch<fused::kFusable>(info.dtype, [](auto tag) -> Gather {
@@ -238,7 +245,7 @@ std::shared_ptr<Program> decode(const KernelContext& ctx, int64_t& cost) {
     cost += program->ops.back()->cost();
   }
   program->result = static_cast<int>(types.size()) - 1;
-  const DType out = ctx.outputs[0].dtype;
+  const DType out = ctx.output(0).dtype;
   if (types.back() != out) {
     throw Error(ErrorKind::Type, "cpu.fused_elementwise: the program computes " +
                                      std::string(dtype_name(types.back())) + ", the node " +
@@ -253,9 +260,10 @@ std::shared_ptr<Program> decode(const KernelContext& ctx, int64_t& cost) {
 }
 
 Kernel fused_elementwise(KernelContext& ctx) {
+  ctx.expect_outputs(1);
   int64_t cost = 0;
   const std::shared_ptr<Program> program = decode(ctx, cost);
-  const int64_t numel = ctx.outputs[0].numel();
+  const int64_t numel = ctx.output(0).numel();
   const int64_t grain = std::max<int64_t>(kTile, grain_for(static_cast<int>(cost)));
   const std::string& library = ctx.attrs.get_str("library");
   if (!library.empty()) {

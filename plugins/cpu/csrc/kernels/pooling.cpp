@@ -54,7 +54,7 @@ struct PoolWindows {
 
   explicit PoolWindows(const KernelContext& ctx) {
     const std::vector<int64_t>& kernel = ctx.attrs.get_ints("kernel");
-    g = window_geometry(spatial_dims(ctx.inputs[0].shape), spatial_dims(ctx.outputs[0].shape),
+    g = window_geometry(spatial_dims(ctx.input(0).shape), spatial_dims(ctx.output(0).shape),
                         kernel, ctx.attrs, kernel);
     for (int64_t kw = 0; kw < g.kernel[2]; ++kw) width_ranges.push_back(g.valid_range(2, kw));
   }
@@ -112,13 +112,13 @@ void pool_windows(const PoolWindows& windows, int64_t planes, C init, const T* x
 }
 
 int64_t planes_of(const KernelContext& ctx) {
-  return ctx.outputs[0].numel() == 0 ? 0 : ctx.outputs[0].shape[0] * ctx.outputs[0].shape[1];
+  return ctx.output(0).numel() == 0 ? 0 : ctx.output(0).shape[0] * ctx.output(0).shape[1];
 }
 
 Kernel max_pool(KernelContext& ctx) {
   const PoolWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
-  return dispatch<kReal>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kReal>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes](const Args& args) {
@@ -150,7 +150,7 @@ Kernel avg_pool(KernelContext& ctx) {
   const PoolWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
   const auto divisors = avg_divisors(windows.g, ctx.attrs.get_bool("count_include_pad"));
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes, divisors](const Args& args) {
@@ -170,8 +170,8 @@ struct AdaptiveWindows {
   std::array<std::vector<int64_t>, 3> start, end;
 
   explicit AdaptiveWindows(const KernelContext& ctx) {
-    const std::vector<int64_t> x = spatial_dims(ctx.inputs[0].shape);
-    const std::vector<int64_t> y = spatial_dims(ctx.outputs[0].shape);
+    const std::vector<int64_t> x = spatial_dims(ctx.input(0).shape);
+    const std::vector<int64_t> y = spatial_dims(ctx.output(0).shape);
     const size_t skip = 3 - x.size();
     for (size_t d = 0; d < x.size(); ++d) {
       in[skip + d] = x[d];
@@ -224,7 +224,7 @@ void pool_adaptive(const AdaptiveWindows& a, int64_t planes, C init, const T* x,
 Kernel adaptive_max_pool(KernelContext& ctx) {
   const AdaptiveWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
-  return dispatch<kReal>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kReal>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes](const Args& args) {
@@ -237,7 +237,7 @@ Kernel adaptive_max_pool(KernelContext& ctx) {
 Kernel adaptive_avg_pool(KernelContext& ctx) {
   const AdaptiveWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes](const Args& args) {

@@ -81,11 +81,20 @@ class GeneratedCode:
         return str(self.library.path), self.library.digest, self.symbols[node]
 
 
+def check_fused_node(node: Node) -> None:
+    """Raise the op's OpError unless ``node``'s region passes the ``cpu.fused_elementwise``
+    rule: the program and the generated code rely on it (the kernel sees registers, not the
+    region's shapes)."""
+    from .fused_op import FUSED_OPDEF
+
+    FUSED_OPDEF.infer_types([v.type for v in node.inputs], {}, regions=node.regions,
+                            loc=node.loc)
+
+
 def kernel_attrs(node: Node, generated: GeneratedCode) -> dict[str, Any]:
     """The attributes the fused kernel's factory reads (see the module's docstring);
     ``generated`` is what :func:`compile_fused_nodes` built."""
-    from .lowering import native_attrs
-
+    check_fused_node(node)
     region: Graph = node.regions[0]
     register = {v: i for i, v in enumerate(region.inputs)}
     attrs: dict[str, Any] = {}
@@ -93,7 +102,7 @@ def kernel_attrs(node: Node, generated: GeneratedCode) -> dict[str, Any]:
         attrs[f"{k}:op"] = inner.op
         attrs[f"{k}:operands"] = [register[v] for v in inner.inputs]
         attrs[f"{k}:dtype"] = inner.output.type.dtype.name
-        attrs.update((f"{k}.{name}", value) for name, value in native_attrs(inner.attrs).items())
+        attrs.update((f"{k}.{name}", value) for name, value in inner.attrs.items())
         register[inner.output] = len(register)
     result = region.outputs[0]
     count = len(region.nodes)
@@ -267,11 +276,13 @@ def compile_fused_nodes(graph: Graph) -> GeneratedCode:
     """The code of every ``cpu.fused_elementwise`` node of ``graph`` and its regions with
     elements to compute, compiled together into one shared object; none when code generation
     is off or fails."""
-    from .fusion import FUSED_OP
+    from .fused_op import FUSED_OP
 
     nodes = [n for n in graph.walk() if n.op == FUSED_OP and n.output.type.size]
     if not nodes or not jit_enabled():
         return GeneratedCode()
+    for node in nodes:
+        check_fused_node(node)
     functions = {f"mskernel_fused_{k}": node for k, node in enumerate(nodes)}
     library = compile_library(generate_source(functions))
     if library is None:
