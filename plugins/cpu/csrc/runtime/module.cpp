@@ -332,8 +332,9 @@ PYBIND11_MODULE(_native, m) {
   }, "(op name, [dtype names]) for every registered kernel, sorted by op");
   m.def("fusable_ops", &mk::fused::fusable_ops,
         "The elementwise ops the cpu.fused_elementwise kernel can run, sorted");
-  m.def("aligned_empty", [](py::object dtype, std::vector<int64_t> shape) {
-    return mk::aligned_empty(py::dtype::from_args(dtype), shape);
+  m.def("aligned_empty", [](py::object dtype, const py::handle& shape) {
+    const py::dtype storage = py::dtype::from_args(dtype);
+    return mk::aligned_empty(storage, mk::port_shape(shape, storage));
   }, py::arg("dtype"), py::arg("shape"));
   m.def("bfloat16_from_float32", &mk::bfloat16_from_float32,
         "uint16 bfloat16 bit patterns (rounded to nearest even) in a 64-byte aligned array");
