@@ -6,12 +6,12 @@
   the ops the plan runs itself (``If``, ``While``, ``ref_load``, ``ref_store``, ``constant``,
   and the reshapes ``reshape``, ``squeeze``, ``expand_dims``: every dtype).
   Everything else falls back to another backend (``mskernel plugins info cpu`` lists them).
-- Compilation: the graph is verified first (:func:`mskernel.ir.verify`: every node's types
-  are what its op's rule gives — a kernel relies on that, so a hand-built or loaded graph
-  that breaks it is refused before any kernel sees it); then the pipeline ``cpu.O<opt_level>``
-  (:mod:`.passes`: batch-norm folding, elementwise fusion) runs; then
-  :class:`~.executable.CpuExecutable` lowers the result once into a native plan with a
-  memory-planned arena (reshapes as views from opt level 1); running it is one call into C++.
+- Compilation: the pipeline ``cpu.O<opt_level>`` (:mod:`.passes`: batch-norm folding,
+  elementwise fusion) runs first; then :class:`~.executable.CpuExecutable` lowers the result
+  once into a native plan with a memory-planned arena (reshapes as views from opt level 1);
+  running it is one call into C++.  Lowering trusts no node: each kernel is prepared behind
+  its op's rule (:func:`.native.check_node_types`) and the plan checks every buffer a step
+  touches, so a hand-built graph that breaks a rule raises instead of reaching the kernels.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from typing import Optional
 import numpy as np
 
 from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ir import verify
 from mskernel.ir.graph import Graph
 from mskernel.ir.types import TensorType
 from mskernel.runtime import (
@@ -69,7 +68,6 @@ class CpuBackend(Backend):
         return to_host_data(array.data, array.type.dtype)
 
     def compile(self, graph: Graph, options: CompileOptions) -> CpuExecutable:
-        verify(graph)
         result = optimize(graph, options.opt_level, debug=options.debug)
         return CpuExecutable(self, graph, result.graph, report=result.report,
                              views=options.opt_level >= 1)
