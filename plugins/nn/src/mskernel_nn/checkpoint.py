@@ -1,13 +1,13 @@
 """Checkpoints: ``save_checkpoint``, ``load_checkpoint`` and ``load_param_into_net``
 (MindSpore's names), in a safe file format.
 
-The file is the core's tensor container (:mod:`mskernel.ir.container`) under the magic
+The file is the core's tensor container (:func:`mskernel_sdk.write_container`) under the magic
 ``b"MSKCKPT\\0"`` — safetensors' idea: a JSON header, then the raw tensors, nothing pickled,
 nothing executed on load.  Besides the tensor table its header holds ``metadata`` (the
 numbers, booleans and strings of ``append_dict``).  Writing is atomic, so a crash or a kill
 mid-save leaves the previous checkpoint intact.  Loading checks the magic, the version, the
 length and the SHA-256 of the payload before it trusts a byte, and says which check failed
-(:class:`~mskernel.errors.FileFormatError`).
+(:class:`~mskernel_sdk.FileFormatError`).
 
 Tensors are keyed by parameter name — ``Parameter.name`` (the dotted path a
 :class:`~mskernel_nn.cell.Cell` gives it, ``"features.0.weight"``).  Saving a training
@@ -23,11 +23,10 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
-from mskernel.errors import MskernelError
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ir.container import Kind, read_container, write_container
+from mskernel_sdk import (
+    ContainerKind, MskernelError, Parameter, Tensor, dtype as to_dtype, read_container,
+    write_container,
+)
 
 from . import __version__
 
@@ -36,7 +35,7 @@ __all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_ch
 MAGIC = b"MSKCKPT\x00"
 #: The version this mskernel-nn writes; it reads every version from 1 up to this one.
 FORMAT_VERSION = 1
-CHECKPOINT = Kind(MAGIC, FORMAT_VERSION, "checkpoint", "mskernel-nn")
+CHECKPOINT = ContainerKind(MAGIC, FORMAT_VERSION, "checkpoint", "mskernel-nn")
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: JSON-representable values ``append_dict`` may hold besides tensors
@@ -143,7 +142,7 @@ def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool
     ``choice_func(name)`` keeps those it returns true for.  With ``net``, the parameters are
     also loaded into it (:func:`load_param_into_net` with ``strict_load``).
 
-    Raises :class:`~mskernel.errors.FileFormatError` naming the file and the failed check
+    Raises :class:`~mskernel_sdk.FileFormatError` naming the file and the failed check
     when it is not a checkpoint, is truncated or corrupt, or is of a newer format."""
     container = read_container(ckpt_file_name, CHECKPOINT, {"metadata": dict})
     arrays, dtypes, metadata = container.tensors, container.dtypes, container.header["metadata"]
