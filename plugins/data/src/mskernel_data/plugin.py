@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 
