@@ -4,7 +4,7 @@ quantum ops, their derivative rules (used by mskernel-autodiff when installed) a
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 from .ops import OPS
