@@ -27,9 +27,9 @@ from typing import Any, Mapping, Optional
 
 import numpy as np
 
-from mskernel.ir.graph import Graph, Node, Value
-from mskernel.ir.types import TensorType
-from mskernel.passes import PassContext, PassResult, Replacement, make_node, rewrite_nodes
+from mskernel_sdk import (
+    Graph, Node, PassContext, PassResult, Replacement, TensorType, Value, make_node, rewrite_nodes,
+)
 
 FOLDABLE_DTYPES = ("float32", "float64")
 

@@ -26,11 +26,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Sequence
 
-from mskernel.errors import InferError
-from mskernel.ir.graph import Graph, Node, Value
-from mskernel.ir.types import TensorType, Type
-from mskernel.ops.registry import OpDef
-from mskernel.passes import PassContext, PassResult
+from mskernel_sdk import (
+    Graph, InferError, Node, OpDef, PassContext, PassResult, TensorType, Type, Value,
+)
 
 FUSED_OP = "cpu.fused_elementwise"
 

@@ -23,9 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping, Optional
 
-from mskernel.ir.graph import Graph, Node, Value
-from mskernel.ir.types import TensorType
-from mskernel.passes import PassContext, PassResult, make_node
+from mskernel_sdk import Graph, Node, PassContext, PassResult, TensorType, Value, make_node
 
 from .gemm_ops import CONV_OP, MATMUL_OP, activation_of
 

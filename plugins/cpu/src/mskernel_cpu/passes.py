@@ -1,6 +1,6 @@
 """The cpu backend's passes and pipelines, registered through ``mskernel_register_passes`` and
 run by :meth:`CpuBackend.compile <mskernel_cpu.backend.CpuBackend.compile>` with the core
-:class:`~mskernel.passes.PassManager` after partitioning, before lowering:
+:class:`~mskernel_sdk.PassManager` after partitioning, before lowering:
 
 - ``cpu.O0``: nothing, so every node reaches its own kernel (the conformance tests rely on it);
 - ``cpu.O1``: ``cpu.fuse_elementwise``;
@@ -20,8 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.ir.graph import Graph
-from mskernel.passes import PassContext, PassManager, PipelineResult
+from mskernel_sdk import Graph, PassContext, PassManager, PipelineResult, op_registry
 
 from .bn_folding import BatchNormFolding
 from .fusion import ElementwiseFusion
@@ -60,8 +59,6 @@ def register(passes: Any) -> None:
 
 def optimize(graph: Graph, opt_level: int, *, debug: bool = False) -> PipelineResult:
     """Run the pipeline ``cpu.O<opt_level>`` on ``graph``."""
-    from mskernel.ops import registry
-
     manager = PassManager.from_pipeline(f"cpu.O{opt_level}", debug=debug)
-    context = PassContext(registry=registry(), opt_level=opt_level, backend="cpu")
+    context = PassContext(registry=op_registry(), opt_level=opt_level, backend="cpu")
     return manager.run(graph, context)

@@ -31,9 +31,7 @@ from __future__ import annotations
 from math import prod
 from typing import Optional
 
-from mskernel.ir.graph import Graph, Node, Value
-from mskernel.ir.types import TensorType
-from mskernel.passes import PassContext, PassResult, make_node
+from mskernel_sdk import Graph, Node, PassContext, PassResult, TensorType, Value, make_node
 
 from .gemm_fusion import FUSABLE_DTYPES
 from .gemm_ops import MATMUL_OP
