@@ -21,10 +21,10 @@ from importlib import metadata
 from typing import Any, Mapping, Optional, Union
 
 import numpy as np
+from packaging.version import InvalidVersion, Version
 
 from .. import __version__
 from ..errors import FileFormatError, MskernelError
-from ..hooks.versions import satisfies
 from .container import ALIGNMENT, Kind, PathLike, read_container, write_container
 from .dtypes import DType
 from .graph import Graph
@@ -135,6 +135,6 @@ def _check_requires(path: str, header: dict[str, Any],
 
 def _at_least(installed: str, recorded: str) -> bool:
     try:
-        return satisfies(installed, f">={recorded}")
-    except ValueError:
+        return Version(installed) >= Version(recorded)
+    except InvalidVersion:
         return True  # a version this check cannot read is not held against the user
