@@ -10,7 +10,7 @@ becomes a ``constant`` node.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+from contextvars import ContextVar, Token
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -39,7 +39,7 @@ class Trace:
         self._capture_values: dict[int, Value] = {}
         # keyed by id(): the tensor is kept alive so its id cannot be reused by another
         self._constants: dict[int, tuple[Tensor, Value]] = {}
-        self._token = None
+        self._token: Optional[Token[Optional[Trace]]] = None
         #: parameters read or written by this trace, in ref-input order, with their ref inputs
         self.params: list[Parameter] = []
         self._refs: dict[int, Value] = {}
@@ -52,6 +52,7 @@ class Trace:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        assert self._token is not None, "a trace is exited only after it was entered"
         _active.reset(self._token)
 
     def input(self, type: TensorType, name: Optional[str] = None) -> Tensor:

@@ -94,8 +94,9 @@ class PluginHost:
                 self._load_candidate(candidate, disabled)
 
     def _load_candidate(self, candidate: Candidate, disabled: set[str]) -> None:
-        base = dict(name=candidate.name, distribution=candidate.distribution,
-                    version=candidate.version, entry_point=candidate.entry_point.value)
+        base: dict[str, Any] = dict(
+            name=candidate.name, distribution=candidate.distribution, version=candidate.version,
+            entry_point=candidate.entry_point.value)
         if is_disabled(candidate, disabled):
             self.records[candidate.name] = PluginRecord(
                 **base, status="disabled", reason="switched off by MSKERNEL_DISABLE_PLUGINS")

@@ -10,7 +10,7 @@ node it makes has validated attributes and inferred output types.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
 from ..errors import OpError
 from .graph import Graph, Node, SourceLoc, Value
@@ -40,8 +40,9 @@ class GraphBuilder:
         regions: Sequence[Graph] = (),
         loc: Optional[SourceLoc] = None,
         **attrs: Any,
-    ) -> Union[Value, tuple[Value, ...]]:
-        """Append a node; return its output, or the tuple of outputs for a multi-output op."""
+    ) -> Any:
+        """Append a node; return its output :class:`Value`, or the tuple of outputs for a
+        multi-output op (the op decides, so the static type is ``Any``)."""
         node, multi = self.make_node(op, inputs, attrs, regions=regions, loc=loc)
         self.nodes.append(node)
         return node.outputs if multi else node.outputs[0]

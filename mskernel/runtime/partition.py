@@ -85,7 +85,7 @@ def place(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy) -> 
     preferred = backends[0].name
     placements = []
     for index, node in enumerate(graph.nodes):
-        reasons = []
+        reasons: list[str] = []
         for name, caps in capabilities:
             reason = caps.reason_unsupported(node)
             if reason is None:
@@ -176,7 +176,8 @@ def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy 
         nodes = [graph.nodes[i] for i in indices]
         outputs = [v for n in nodes for v in n.outputs if v in used_after[s]]
         name = graph.name if len(runs) == 1 else f"{graph.name}.{s}.{backend}"
-        segments.append(Segment(backend, Graph(segment_inputs[s], nodes, outputs, name), tuple(indices)))
+        graph_of_segment = Graph(tuple(segment_inputs[s]), tuple(nodes), tuple(outputs), name)
+        segments.append(Segment(backend, graph_of_segment, tuple(indices)))
         for v in segment_inputs[s]:
             source = runs[defined_in[v]][0] if v in defined_in else None
             if source is not None and source != backend:
