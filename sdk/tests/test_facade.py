@@ -153,3 +153,8 @@ def test_core_ops_are_the_cores_own_definitions_by_trait(fresh_host):
     assert "acme.twice" in mskernel_sdk.op_registry()
     assert "acme.twice" not in mskernel_sdk.core_ops("elementwise")
     assert "matmul" in mskernel_sdk.core_ops() and "acme.twice" not in mskernel_sdk.core_ops()
+
+
+def test_the_installed_sdk_is_typed(sdk_site):
+    """PEP 561: a plugin's type checker reads the facade's annotations from the package."""
+    assert (sdk_site / "mskernel_sdk" / "py.typed").is_file()
