@@ -23,6 +23,7 @@ import pytest
 import mskernel
 import mskernel.ops
 import mskernel_sdk
+from mskernel_sdk.template import new_plugin
 
 REPO = Path(__file__).resolve().parents[1]
 PLUGIN_SOURCES = ("plugins/*/src/**/*.py", "sdk/examples/*/src/**/*.py")
@@ -138,6 +139,15 @@ def test_plugins_import_only_the_facade_and_public_names():
         "autodiff", "cpu", "data", "nn", "quantum", "mskernel-npfuse"}
     found = [v for p in files for v in violations(p, p.read_text(encoding="utf-8"))]
     assert not found, "plugins import private core modules:\n" + "\n".join(map(str, found))
+
+
+@pytest.mark.parametrize("kind", ["backend", "library"])
+def test_the_plugin_template_starts_inside_the_boundary(tmp_path, kind):
+    folder, written = new_plugin("acme", kind, tmp_path)
+    sources = [folder / p for p in written if p.suffix == ".py" and "src" in p.parts]
+    assert sources
+    found = [v for p in sources for v in violations(p, p.read_text(encoding="utf-8"))]
+    assert not found, "\n".join(map(str, found))
 
 
 @pytest.mark.parametrize("source, module", [
