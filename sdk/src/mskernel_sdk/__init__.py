@@ -39,7 +39,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   code calls for a user function), pytrees :func:`tree_flatten`, :func:`tree_unflatten`,
   :class:`TreeDef`;
 - files of tensors: :class:`ContainerKind`, :func:`read_container`, :func:`write_container`
-  (the core's atomic, pickle-free container, under a plugin's own magic);
+  (the core's atomic, pickle-free container, under a plugin's own magic) and
+  :func:`quote_name` (a name read from such a file, as its error messages quote it);
 - test helpers: :func:`register_plugin`, :class:`OpSample`, :data:`SampleFn`,
   :func:`samples_for`, :func:`sample_graph`, :func:`random_array`, :func:`assert_close`,
   :func:`tolerance`, :func:`run_reference`, and :class:`VJPBuilder` (what an autodiff plugin
@@ -64,7 +65,9 @@ from mskernel.ir import (
     DType, Graph, GraphBuilder, Node, RefType, TensorType, TokenType, Type, Value, dtype,
     tensor_type, verify,
 )
-from mskernel.ir.container import Kind as ContainerKind, read_container, write_container
+from mskernel.ir.container import (
+    Kind as ContainerKind, quote_name, read_container, write_container,
+)
 from mskernel.ir.dtypes import as_storage
 from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, rule_registry
 from mskernel.ops import registry as op_registry
@@ -95,17 +98,17 @@ __version__ = "0.1.0"
 
 __all__ = [
     "ApplyResult", "Attr", "Availability", "Backend", "BackendError", "BackendRegistry",
-    "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DType",
-    "DeviceArray", "EinsumTerm", "Executable", "FileFormatError", "Graph", "GraphBuilder",
-    "InferError", "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef",
-    "OpError", "OpRegistry", "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Parameter",
-    "Pass", "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult",
-    "PatternPass", "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo",
-    "RefCell", "RefType", "Replacement", "RuleRegistry", "SAMPLES_RULE", "SampleFn",
-    "TOKEN_VALUE", "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder",
-    "Value", "Window", "active_trace", "apply", "as_storage", "assert_close", "avg_divisors",
-    "compile_graph", "converted_callee", "core_ops", "core_requirement", "dtype", "hookimpl",
-    "interpose", "make_node", "normalize_axes", "op_registry", "parse_einsum", "random_array",
+    "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DType", "DeviceArray",
+    "EinsumTerm", "Executable", "FileFormatError", "Graph", "GraphBuilder", "InferError",
+    "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError", "OpRegistry",
+    "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
+    "PassManager", "PassRegistry", "PassReport", "PassResult", "PatternPass", "Patterns",
+    "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
+    "Replacement", "RuleRegistry", "SAMPLES_RULE", "SampleFn", "TOKEN_VALUE", "Tensor",
+    "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window", "active_trace",
+    "apply", "as_storage", "assert_close", "avg_divisors", "compile_graph", "converted_callee",
+    "core_ops", "core_requirement", "dtype", "hookimpl", "interpose", "make_node",
+    "normalize_axes", "op_registry", "parse_einsum", "quote_name", "random_array",
     "read_container", "reduced_shape", "register_plugin", "require_kind", "require_tensor",
     "rewrite_nodes", "rule_registry", "run_reference", "same_dtype", "sample_graph", "samples_for",
     "tensor_type", "tolerance", "trace_function", "tree_flatten", "tree_unflatten", "verify",
