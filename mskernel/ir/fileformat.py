@@ -22,7 +22,7 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
 from ..errors import FileFormatError, MskernelError
 from ..hooks.versions import satisfies
 from .container import ALIGNMENT, Kind, PathLike, read_container, write_container
