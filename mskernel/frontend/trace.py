@@ -10,7 +10,7 @@ becomes a ``constant`` node.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+from contextvars import Token
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
@@ -22,8 +22,10 @@ from ..runtime.state import TOKEN_VALUE, RefCell
 from .parameter import Parameter
 from .pytree import TreeDef, flatten
 from .tensor import Tensor
+from .trace_context import active_trace, enter, leave
 
-_active: ContextVar[Optional["Trace"]] = ContextVar("mskernel_trace", default=None)
+__all__ = ["EscapedTracerError", "Program", "Trace", "active_trace", "as_result_tensor",
+           "trace_function", "trace_program"]
 
 
 class EscapedTracerError(MskernelError, TypeError):
@@ -39,7 +41,7 @@ class Trace:
         self._capture_values: dict[int, Value] = {}
         # keyed by id(): the tensor is kept alive so its id cannot be reused by another
         self._constants: dict[int, tuple[Tensor, Value]] = {}
-        self._token = None
+        self._token: Optional[Token[Optional[Trace]]] = None
         #: parameters read or written by this trace, in ref-input order, with their ref inputs
         self.params: list[Parameter] = []
         self._refs: dict[int, Value] = {}
@@ -48,11 +50,12 @@ class Trace:
         self._current_token: Optional[Value] = None
 
     def __enter__(self) -> "Trace":
-        self._token = _active.set(self)
+        self._token = enter(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _active.reset(self._token)
+        assert self._token is not None
+        leave(self._token)
 
     def input(self, type: TensorType, name: Optional[str] = None) -> Tensor:
         return Tensor._traced(self.builder.input(type, name), self)
@@ -143,10 +146,6 @@ class Trace:
         return self._constants[key][1]
 
 
-def active_trace() -> Optional[Trace]:
-    return _active.get()
-
-
 def trace_function(fn: Callable[..., Any], types: Sequence[TensorType], name: str,
                    parent: Optional[Trace] = None) -> tuple[Graph, TreeDef, list[Tensor]]:
     """Trace ``fn`` on symbolic inputs of ``types``; return the graph (its inputs: the
@@ -210,10 +209,8 @@ def trace_program(fn: Callable[..., Any], types: Sequence[TensorType], name: str
 def as_result_tensor(leaf: Any, where: str) -> Tensor:
     if isinstance(leaf, Tensor):
         return leaf
-    from .functional import asarray
-
     try:
-        return asarray(leaf)
+        return Tensor(leaf)
     except (TypeError, ValueError):
         raise MskernelError(
             f"@{where} returned a {type(leaf).__name__}; traced functions may return tensors, "
