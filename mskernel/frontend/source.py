@@ -9,14 +9,15 @@ from typing import Optional
 from ..ir.graph import SourceLoc
 
 
-def _is_framework(module: str) -> bool:
+def is_framework(module: str) -> bool:
+    """Whether ``module`` is part of mskernel or of an mskernel plugin."""
     return module == "mskernel" or module.startswith(("mskernel.", "mskernel_"))
 
 
 def user_location(skip: int = 1) -> Optional[SourceLoc]:
     frame = sys._getframe(skip)
     while frame is not None:
-        if not _is_framework(frame.f_globals.get("__name__", "")):
+        if not is_framework(frame.f_globals.get("__name__", "")):
             return SourceLoc(frame.f_code.co_filename, frame.f_lineno)
         frame = frame.f_back
     return None

@@ -15,6 +15,13 @@ from converted code are converted in turn when they are user code.
 
 Plugins that call user code while a trace is active (a layer's ``__call__`` calling its
 ``construct``) call ``convert(bound_method)`` to get the same treatment.
+
+Modules: :mod:`.analysis`, :mod:`.lowering`, :mod:`.syntax` and :mod:`.transformer` rewrite
+the AST; :mod:`.conversion` compiles and caches converted functions (:mod:`.converted`
+records their code objects); :mod:`.runtime` holds the helpers converted code calls, built
+on :mod:`.staging`, :mod:`.layout`, :mod:`.values` and :mod:`.errors`.  The only import cycle
+is the converted-call recursion between :mod:`.conversion` and :mod:`.runtime` (documented
+there).
 """
 
 from .conversion import ConversionWarning, convert, do_not_convert, to_source

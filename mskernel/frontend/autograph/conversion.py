@@ -8,20 +8,26 @@ The converted code object is cached per original code object; the function objec
 original function.  Functions called from converted code are converted in turn when they are
 user code (:func:`converted_callee`): not mskernel or a plugin, not the standard library or an
 installed package, not a lambda or generator, and not marked with :func:`do_not_convert`.
+
+The one import cycle of the autograph package is inherent and lives here: converted code
+calls the helpers of :mod:`.runtime`, whose ``call`` converts the functions that code calls
+(:func:`converted_callee`, this module).  :mod:`.runtime` imports this module; this module
+reaches :mod:`.runtime` only when it binds the first converted function to it
+(:func:`_runtime`).
 """
 
 from __future__ import annotations
 
 import ast
 import inspect
-import sys
 import sysconfig
 import types
 import warnings
 import weakref
 from typing import Any, Callable, TypeVar
 
-from ..source import _is_framework
+from ..source import is_framework
+from .converted import is_converted, register
 from .errors import ConversionError, unsupported
 from .syntax import RUNTIME, function, load
 from .transformer import FunctionConverter
@@ -98,21 +104,6 @@ def _callee_function(fn: types.FunctionType) -> types.FunctionType:
         return fn
 
 
-def is_converted(fn: types.FunctionType) -> bool:
-    return fn.__code__ in _converted_codes
-
-
-def use_site() -> str:
-    """`` at file:line`` of the innermost user frame when it runs converted code, else ``""``
-    (a value used by the framework on the user's behalf has no meaningful line)."""
-    frame = sys._getframe(1)
-    while frame is not None and _is_framework(frame.f_globals.get("__name__", "")):
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None or frame.f_code not in _converted_codes:
-        return ""
-    return f" at {frame.f_code.co_filename}:{frame.f_lineno}"
-
-
 def to_source(fn: Callable[..., Any]) -> str:
     """The Python source of the converted ``fn`` (for debugging conversions)."""
     function = fn.__func__ if isinstance(fn, types.MethodType) else fn
@@ -124,7 +115,6 @@ def to_source(fn: Callable[..., Any]) -> str:
 # -- caches -----------------------------------------------------------------------------------
 
 _codes: dict[types.CodeType, types.CodeType | Exception] = {}
-_converted_codes: set[types.CodeType] = set()
 _functions: "weakref.WeakKeyDictionary[types.FunctionType, types.FunctionType]" = (
     weakref.WeakKeyDictionary())
 _user_code: dict[types.CodeType, bool] = {}
@@ -134,7 +124,7 @@ _runtime_cell: list[types.CellType] = []
 
 def _is_user_code(fn: types.FunctionType) -> bool:
     code = fn.__code__
-    if code in _converted_codes or getattr(fn, _NOT_CONVERTED, False):
+    if is_converted(fn) or getattr(fn, _NOT_CONVERTED, False):
         return False
     decision = _user_code.get(code)
     if decision is None:
@@ -144,7 +134,7 @@ def _is_user_code(fn: types.FunctionType) -> bool:
             or code.co_name == "<lambda>"
             or filename.startswith("<")
             or filename.startswith(_LIBRARY_DIRS)
-            or _is_framework(fn.__globals__.get("__name__", ""))
+            or is_framework(fn.__globals__.get("__name__", ""))
         )
         _user_code[code] = decision
     return decision
@@ -168,6 +158,8 @@ def _converted_function(fn: types.FunctionType) -> types.FunctionType:
 
 
 def _runtime() -> types.CellType:
+    """The cell through which converted code sees :mod:`.runtime` (as ``ag__``); the runtime
+    converts callees with this module, hence the import on first use."""
     if not _runtime_cell:
         from . import runtime
 
@@ -209,15 +201,8 @@ def _compile(fn: types.FunctionType) -> types.CodeType:
     namespace: dict[str, Any] = {}
     exec(compiled, {}, namespace)
     inner = namespace["ag__factory"](*([None] * (1 + len(code.co_freevars)))).__code__
-    _register(inner)
+    register(inner)
     return inner
-
-
-def _register(code: types.CodeType) -> None:
-    _converted_codes.add(code)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _register(const)
 
 
 def _converted_tree(fn: types.FunctionType) -> ast.FunctionDef:

@@ -27,9 +27,9 @@ from ..control import ControlFlowError
 from ..promote import is_weak, result_dtype
 from ..pytree import LEAF, TreeDef, flatten, unflatten
 from ..tensor import Tensor
-from .errors import Loc, at, describe, variable
+from .errors import Loc, at, variable
 from .lowering import BREAK_PREFIX, CONTINUE_PREFIX, DO_RETURN
-from .values import UNDEFINED_RETURN, Undefined
+from .values import UNDEFINED_RETURN, Undefined, describe
 
 _FLAG_PREFIXES = (BREAK_PREFIX, CONTINUE_PREFIX, DO_RETURN)
 
