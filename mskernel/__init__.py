@@ -9,7 +9,7 @@ plugin; ``mskernel.<name>`` resolves to the namespace a plugin registered under 
 from __future__ import annotations
 
 from ._importer import install as _install_namespace_importer
-from ._version import PLUGIN_API_VERSION, __version__
+from ._version import PLUGIN_API_VERSION as PLUGIN_API_VERSION, __version__ as __version__
 
 _install_namespace_importer()
 

@@ -192,7 +192,7 @@ def _home_backend(op: str, args: Sequence[Tensor]) -> Backend:
 
 def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[str, Any],
                    regions: Sequence[Graph]) -> _EagerKernel:
-    builder = GraphBuilder(op)
+    builder = GraphBuilder(op, host().ops)
     inputs = [builder.input(a.type) for a in args]
     try:
         node, multi = builder.make_node(op, inputs, attrs, regions=regions)

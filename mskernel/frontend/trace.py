@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import MskernelError
+from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Value
 from ..ir.types import TOKEN, RefType, TensorType
@@ -34,7 +35,7 @@ class EscapedTracerError(MskernelError, TypeError):
 
 class Trace:
     def __init__(self, name: str, parent: Optional["Trace"] = None) -> None:
-        self.builder = GraphBuilder(name)
+        self.builder = GraphBuilder(name, host().ops)
         self.parent = parent
         #: outer tensors captured by this trace, in capture order, and their inner values
         self.captured: list[Tensor] = []
