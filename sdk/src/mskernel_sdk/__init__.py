@@ -28,8 +28,7 @@ from mskernel.errors import InferError, PluginError
 from mskernel.hooks import PluginInfo, hookimpl
 from mskernel.ir import DType, Graph, GraphBuilder, Node, TensorType, Value, dtype, tensor_type
 from mskernel.ir.dtypes import as_storage
-from mskernel.ops import Attr, OpDef, rule_registry
-from mskernel.ops import registry as op_registry
+from mskernel.ops import Attr, OpDef, op_registry, rule_registry
 from mskernel.passes import (
     Pass, PassContext, PassManager, PassResult, PatternPass, Patterns, make_node,
 )
