@@ -156,7 +156,7 @@ def report(graph: ImportGraph) -> str:
             if FUNCTION_LOCAL in kinds:
                 closing = graph.local_edges_within(component)
                 if closing:
-                    lines.append(f"  function-local imports inside: "
+                    lines.append("  function-local imports inside: "
                                  + "; ".join(f"{a} -> {b}" for a, b in closing))
     return "\n".join(lines)
 

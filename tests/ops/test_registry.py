@@ -81,3 +81,14 @@ def test_rule_registry_records_owners_and_refuses_silent_replacement():
 def test_variadic_input_must_be_last():
     with pytest.raises(ValueError, match="variadic input"):
         OpDef("bad", ("*xs", "y"), lambda *a: a[0], lambda *a: a[0])
+
+
+def test_mskernel_ops_names_each_thing_once():
+    import mskernel.ops
+    import mskernel.ops.registry as registry_module
+    from mskernel.frontend import functional
+
+    assert mskernel.ops.registry is registry_module  # the module, never a function
+    assert mskernel.ops.OpDef is registry_module.OpDef
+    assert mskernel.ops.exp is functional.exp  # what users call
+    assert op_registry().get("exp").owner == "mskernel"
