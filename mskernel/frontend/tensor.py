@@ -135,8 +135,10 @@ class Tensor(_Methods):
             raise TracedValueError(
                 f"{what} needs a concrete value, but this {self.type} tensor is traced "
                 f"(inside @jit or a control-flow function){f' at {loc}' if loc else ''}; "
-                "a Python `if`/`while` on a tensor is converted only when written directly in "
-                "the jitted function — otherwise use mskernel.ops.cond / while_loop"
+                "a Python `if`/`while` on a tensor is converted in the user code @jit reaches "
+                "(the jitted function, the functions it calls, those handed to grad, vjp, cond "
+                "…) but not in lambdas, library code or do_not_convert functions — there use "
+                "mskernel.ops.cond / while_loop"
             )
         return self._data
 

@@ -11,6 +11,8 @@ from converted code are converted in turn when they are user code.
 - :func:`convert` — the converted version of a function or bound method;
 - :func:`do_not_convert` — call a function as it is from converted code;
 - :func:`to_source` — the converted source, for debugging;
+- :func:`user_callables` — declare the parameters of a higher-order function (``grad``,
+  ``cond`` …) that take user functions, which then run converted under a trace too;
 - :class:`ConversionError` — a construct that cannot be converted, with its ``file:line``.
 
 Plugins that call user code while a trace is active (a layer's ``__call__`` calling its
@@ -24,7 +26,9 @@ is the converted-call recursion between :mod:`.conversion` and :mod:`.runtime` (
 there).
 """
 
+from .callables import as_user_callable, user_callables
 from .conversion import ConversionWarning, convert, do_not_convert, to_source
 from .errors import ConversionError
 
-__all__ = ["ConversionError", "ConversionWarning", "convert", "do_not_convert", "to_source"]
+__all__ = ["ConversionError", "ConversionWarning", "as_user_callable", "convert",
+           "do_not_convert", "to_source", "user_callables"]

@@ -3,7 +3,7 @@
 Unsupported syntax is reported when a function is converted (:class:`ConversionError`);
 disagreements between the branches of a tensor-dependent ``if`` or the iterations of a
 tensor-dependent loop are reported while tracing, as
-:class:`~mskernel.frontend.control.ControlFlowError`.  Both start with ``file:line`` of the
+:class:`~mskernel.frontend.conditions.ControlFlowError`.  Both start with ``file:line`` of the
 user's statement.
 """
 

@@ -10,7 +10,7 @@ unified — the way eager code would see them:
 - the hidden return value may be unset on one side (the early-return flag makes it
   unobservable there): that side gets zeros of the other side's types.
 
-Disagreements raise :class:`~mskernel.frontend.control.ControlFlowError` naming the variable,
+Disagreements raise :class:`~mskernel.frontend.conditions.ControlFlowError` naming the variable,
 the two values and the statement's line.
 """
 
@@ -23,7 +23,7 @@ import numpy as np
 
 from ...ir.types import TensorType
 from .. import functional as F
-from ..control import ControlFlowError
+from ..conditions import ControlFlowError
 from ..promote import is_weak, result_dtype
 from ..pytree import LEAF, TreeDef, flatten, unflatten
 from ..tensor import Tensor

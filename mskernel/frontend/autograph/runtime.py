@@ -17,7 +17,7 @@ import functools
 from typing import Any, Callable, Optional, Sequence
 
 from .. import functional as F
-from ..control import _predicate as predicate
+from ..conditions import predicate
 from ..promote import result_dtype
 from ..tensor import Tensor, TracedValueError
 from .conversion import converted_callee
