@@ -4,6 +4,7 @@ or of an mskernel plugin (``mskernel_*``), so errors point at the user's code.""
 from __future__ import annotations
 
 import sys
+from types import FrameType
 from typing import Optional
 
 from ..ir.graph import SourceLoc
@@ -15,7 +16,7 @@ def is_framework(module: str) -> bool:
 
 
 def user_location(skip: int = 1) -> Optional[SourceLoc]:
-    frame = sys._getframe(skip)
+    frame: Optional[FrameType] = sys._getframe(skip)
     while frame is not None:
         if not is_framework(frame.f_globals.get("__name__", "")):
             return SourceLoc(frame.f_code.co_filename, frame.f_lineno)

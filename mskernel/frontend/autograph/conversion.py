@@ -268,7 +268,8 @@ def _lambda_definition(code: types.CodeType) -> ast.FunctionDef:
                               + bool(code.co_flags & inspect.CO_VARKEYWORDS)]
     positions = [(line, col, end_line, end_col) for line, end_line, col, end_col
                  in code.co_positions()
-                 if None not in (line, end_line, col, end_col) and (col, end_col) != (0, 0)]
+                 if line is not None and end_line is not None and col is not None
+                 and end_col is not None and (col, end_col) != (0, 0)]
     found = [node for node in ast.walk(tree)
              if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno
              and _parameters(node.args) == params

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import types
+from typing import Optional
 
 from ..source import is_framework
 
@@ -30,9 +31,9 @@ def is_converted(fn: types.FunctionType) -> bool:
 def use_site() -> str:
     """`` at file:line`` of the innermost user frame when it runs converted code, else ``""``
     (a value used by the framework on the user's behalf has no meaningful line)."""
-    frame = sys._getframe(1)
+    frame: Optional[types.FrameType] = sys._getframe(1)
     while frame is not None and is_framework(frame.f_globals.get("__name__", "")):
-        frame = frame.f_back  # type: ignore[assignment]
+        frame = frame.f_back
     if frame is None or frame.f_code not in _codes:
         return ""
     return f" at {frame.f_code.co_filename}:{frame.f_lineno}"
