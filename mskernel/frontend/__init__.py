@@ -2,7 +2,7 @@
 graph mode, functional control flow and devices.  ``mskernel.Tensor``, ``mskernel.jit``,
 ``mskernel.set_device`` … are these names, re-exported lazily by the top-level package.
 
-Layers, each importing only those before it: :mod:`.source` and :mod:`.device`;
+Layers, each importing only those before it: :mod:`.device`;
 :mod:`.trace_context` (which trace records ops now); :mod:`.tensor` (the data) and
 :mod:`.parameter`; :mod:`.pytree` and :mod:`.trace`; :mod:`.dispatch` (applying an op) and
 :mod:`.promote`; :mod:`.indexing`; :mod:`.functional` (the ops users call, which install the

@@ -23,10 +23,10 @@ import numpy as np
 from ..errors import MskernelError
 from ..ir.dtypes import DType, as_storage, dtype as to_dtype, float32, round_to_bfloat16
 from ..ir.graph import Value
+from ..ir.source import user_location
 from ..ir.types import TensorType
 from ..runtime.backend import DeviceArray
 from .device import current_device
-from .source import user_location
 
 if TYPE_CHECKING:
     from .functional.methods import TensorMethods as _Methods

@@ -31,7 +31,7 @@ import warnings
 import weakref
 from typing import Any, Callable, TypeVar
 
-from ..source import is_framework
+from ...ir.source import is_framework
 from .converted import is_converted, register
 from .errors import ConversionError, unsupported
 from .syntax import RUNTIME, function, load

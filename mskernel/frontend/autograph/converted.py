@@ -7,7 +7,7 @@ import sys
 import types
 from typing import Optional
 
-from ..source import is_framework
+from ...ir.source import is_framework
 
 _codes: set[types.CodeType] = set()
 
