@@ -24,7 +24,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   (convolution and pooling), :class:`EinsumTerm` and :func:`parse_einsum`;
 - the IR: :class:`Graph`, :class:`Node`, :class:`Value`, :class:`GraphBuilder`,
   :class:`Type`, :class:`TensorType`, :class:`RefType`, :class:`TokenType`,
-  :func:`tensor_type`, :class:`DType`, :func:`dtype`, :func:`as_storage`, :func:`verify`;
+  :func:`tensor_type`, :class:`DType`, :func:`dtype`, :func:`as_storage`, :func:`verify`,
+  and :class:`OpLookup`/:class:`OpSchema` (how it finds op definitions);
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
@@ -38,6 +39,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   :func:`active_trace`, :func:`trace_function`, :func:`converted_callee` (what graph-mode
   code calls for a user function), pytrees :func:`tree_flatten`, :func:`tree_unflatten`,
   :class:`TreeDef`;
+- higher-order functions (a transform, a combinator): :func:`user_callables` declares the
+  parameters that take user functions, which then run converted under ``@jit`` too;
 - files of tensors: :class:`ContainerKind`, :func:`read_container`, :func:`write_container`
   (the core's atomic, pickle-free container, under a plugin's own magic) and
   :func:`quote_name` (a name read from such a file, as its error messages quote it);
@@ -51,26 +54,27 @@ from mskernel import PLUGIN_API_VERSION
 from mskernel.errors import (
     BackendError, FileFormatError, InferError, MskernelError, OpError, PluginError,
 )
+from mskernel.frontend.autograph import user_callables
 from mskernel.frontend.autograph.conversion import converted_callee
 from mskernel.frontend.dispatch import Interposer, Result as ApplyResult, apply, interpose
 from mskernel.frontend.parameter import Parameter
 from mskernel.frontend.pytree import TreeDef
 from mskernel.frontend.pytree import flatten as tree_flatten, unflatten as tree_unflatten
 from mskernel.frontend.tensor import Tensor
-from mskernel.frontend.trace import active_trace, trace_function
+from mskernel.frontend.trace import trace_function
+from mskernel.frontend.trace_context import active_trace
 from mskernel.hooks import PluginInfo, hookimpl
 from mskernel.hooks.protocol import PluginHooks
 from mskernel.hooks.registries import CommandRegistry, NamespaceRegistry
 from mskernel.ir import (
-    DType, Graph, GraphBuilder, Node, RefType, TensorType, TokenType, Type, Value, dtype,
-    tensor_type, verify,
+    DType, Graph, GraphBuilder, Node, OpLookup, OpSchema, RefType, TensorType, TokenType, Type,
+    Value, dtype, tensor_type, verify,
 )
 from mskernel.ir.container import (
     Kind as ContainerKind, quote_name, read_container, write_container,
 )
 from mskernel.ir.dtypes import as_storage
-from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, rule_registry
-from mskernel.ops import registry as op_registry
+from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, op_registry, rule_registry
 from mskernel.ops.conv import avg_divisors
 from mskernel.ops.linalg import Term as EinsumTerm, parse_equation as parse_einsum
 from mskernel.ops.rules import (
@@ -100,10 +104,10 @@ __all__ = [
     "ApplyResult", "Attr", "Availability", "Backend", "BackendError", "BackendRegistry",
     "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DType", "DeviceArray",
     "EinsumTerm", "Executable", "FileFormatError", "Graph", "GraphBuilder", "InferError",
-    "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError", "OpRegistry",
-    "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
-    "PassManager", "PassRegistry", "PassReport", "PassResult", "PatternPass", "Patterns",
-    "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
+    "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup",
+    "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass",
+    "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult", "PatternPass",
+    "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
     "Replacement", "RuleRegistry", "SAMPLES_RULE", "SampleFn", "TOKEN_VALUE", "Tensor",
     "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window", "active_trace",
     "apply", "as_storage", "assert_close", "avg_divisors", "compile_graph", "converted_callee",
@@ -111,6 +115,6 @@ __all__ = [
     "normalize_axes", "op_registry", "parse_einsum", "quote_name", "random_array",
     "read_container", "reduced_shape", "register_plugin", "require_kind", "require_tensor",
     "rewrite_nodes", "rule_registry", "run_reference", "same_dtype", "sample_graph", "samples_for",
-    "tensor_type", "tolerance", "trace_function", "tree_flatten", "tree_unflatten", "verify",
-    "widened", "write_container",
+    "tensor_type", "tolerance", "trace_function", "tree_flatten", "tree_unflatten",
+    "user_callables", "verify", "widened", "write_container",
 ]

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from mskernel.ops import OpDef
-from mskernel.ops import registry as op_registry
+from mskernel.ops import OpDef, op_registry
 
 CORE = "mskernel"
 

@@ -23,7 +23,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Optional, Sequence
 
-from mskernel_sdk import MskernelError, Tensor, TreeDef, tree_flatten, tree_unflatten
+from mskernel_sdk import (
+    MskernelError, Tensor, TreeDef, tree_flatten, tree_unflatten, user_callables,
+)
 
 from .forward import ForwardMode
 from .lookup import check_results
@@ -123,12 +125,14 @@ class custom_vjp:
     (``None``: zero).  Forward mode differentiates ``fun`` itself.
     """
 
+    @user_callables("fun")
     def __init__(self, fun: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.fwd: Optional[Callable[..., Any]] = None
         self.bwd: Optional[Callable[..., Any]] = None
 
+    @user_callables("fwd", "bwd")
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         self.fwd, self.bwd = fwd, bwd
 
@@ -176,11 +180,13 @@ class custom_jvp:
     linear in the tangents: reverse mode transposes it.
     """
 
+    @user_callables("fun")
     def __init__(self, fun: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.rule: Optional[Callable[..., Any]] = None
 
+    @user_callables("rule")
     def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.rule = rule
         return rule
