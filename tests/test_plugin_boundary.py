@@ -14,11 +14,14 @@ from __future__ import annotations
 
 import ast
 import importlib
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import mskernel
 import mskernel.ops
@@ -133,12 +136,31 @@ def plugin_files() -> list[Path]:
     return sorted(p for pattern in PLUGIN_SOURCES for p in REPO.glob(pattern))
 
 
+def project_of(source: Path) -> Path:
+    """The distribution folder (holding pyproject.toml) of a file under its ``src/``."""
+    return Path(*source.parts[:source.parts.index("src")])
+
+
 def test_plugins_import_only_the_facade_and_public_names():
     files = plugin_files()
-    assert {p.parts[p.parts.index("src") - 1] for p in files} >= {
+    assert {project_of(p).name for p in files} >= {
         "autodiff", "cpu", "data", "nn", "quantum", "mskernel-npfuse"}
     found = [v for p in files for v in violations(p, p.read_text(encoding="utf-8"))]
     assert not found, "plugins import private core modules:\n" + "\n".join(map(str, found))
+
+
+def test_plugins_that_import_the_facade_require_the_sdk():
+    """A plugin importing mskernel_sdk declares mskernel-sdk (pip installs it with the plugin,
+    and the release series pins the plugin API it was built against)."""
+    for project in sorted({project_of(p) for p in plugin_files()}):
+        sources = [p for p in plugin_files() if project_of(p) == project]
+        if not any("mskernel_sdk" in module for p in sources
+                   for _, module, _ in imported(ast.parse(p.read_text(encoding="utf-8")))):
+            continue
+        metadata = tomllib.loads((project / "pyproject.toml").read_text(encoding="utf-8"))
+        required = {canonicalize_name(Requirement(r).name)
+                    for r in metadata["project"].get("dependencies", [])}
+        assert "mskernel-sdk" in required, f"{project.relative_to(REPO)}/pyproject.toml"
 
 
 @pytest.mark.parametrize("kind", ["backend", "library"])
