@@ -5,10 +5,11 @@
 The core (``mskernel/``) is the part every user installs and every plugin builds on, so its
 size is a decision, not a drift: :data:`CORE_BUDGET` caps its Python lines, and raising it is
 a one-line change made in the commit that needs the room, with the reason in its message.
-The budget was set at 17,000 lines when the core held about 15.9k (IR, op set with reference
-semantics, passes, runtime, plugin host, frontend): the room covers op decompositions and
-typing work then under way; a new subsystem belongs in a plugin instead.  Plugins and the SDK
-are reported but not capped — they are the place to grow.
+The budget, 20,000 lines, was set when the core held 17.1k, with about 2k more under way:
+decompositions of the composite ops, the generic batch-norm fold and pipeline helpers, the
+kernel-tolerance helpers.  Past that, a new subsystem belongs in a plugin, or the budget rises
+by a stated decision.  Plugins and the SDK are reported but not capped — they are the place
+to grow.
 
 Lines are physical lines (blank and comment lines included, like ``wc -l``), counted in each
 package's source (``.py``; ``.cpp``/``.hpp``/``.h`` as native) and, separately, its tests.
@@ -24,7 +25,7 @@ from typing import Iterable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The most lines of Python the core package may hold (see the module docstring).
-CORE_BUDGET = 17_000
+CORE_BUDGET = 20_000
 NATIVE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 
 
