@@ -25,6 +25,10 @@ from .image_folder import ImageFolderDataset
 from .iterators import DictIterator, TupleIterator
 from .mnist import MnistDataset
 from .numpy_slices import NumpySlicesDataset
+from .samplers import (
+    DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+    SubsetSampler, WeightedRandomSampler,
+)
 from .source import MappableSource, Shuffle
 
 
@@ -35,7 +39,9 @@ def zip(datasets):  # noqa: A001 - MindSpore's name
 
 
 __all__ = [
-    "CSVDataset", "Dataset", "DatasetError", "DictIterator", "GeneratorDataset",
-    "ImageFolderDataset", "MappableSource", "MnistDataset", "NumpySlicesDataset", "Shuffle",
-    "TupleIterator", "config", "transforms", "vision", "zip",
+    "CSVDataset", "Dataset", "DatasetError", "DictIterator", "DistributedSampler",
+    "GeneratorDataset", "ImageFolderDataset", "MappableSource", "MnistDataset",
+    "NumpySlicesDataset", "RandomSampler", "Sampler", "SequentialSampler", "Shuffle",
+    "SubsetRandomSampler", "SubsetSampler", "TupleIterator", "WeightedRandomSampler", "config",
+    "transforms", "vision", "zip",
 ]
