@@ -13,10 +13,11 @@
     for image, label in ds.create_tuple_iterator(num_epochs=1):
         ...
 
-``vision`` and ``transforms`` hold the transforms, ``config`` the seed and worker settings.
+``vision``, ``text`` and ``transforms`` hold the transforms (and import as modules:
+``import mskernel.dataset.text as text``), ``config`` the seed and worker settings.
 """
 
-from . import config, transforms, vision
+from . import config, text, transforms, vision
 from .csv_source import CSVDataset
 from .dataset import Dataset
 from .errors import DatasetError
@@ -43,5 +44,5 @@ __all__ = [
     "GeneratorDataset", "ImageFolderDataset", "MappableSource", "MnistDataset",
     "NumpySlicesDataset", "RandomSampler", "Sampler", "SequentialSampler", "Shuffle",
     "SubsetRandomSampler", "SubsetSampler", "TupleIterator", "WeightedRandomSampler", "config",
-    "transforms", "vision", "zip",
+    "text", "transforms", "vision", "zip",
 ]
