@@ -24,6 +24,7 @@ from .errors import DatasetError
 from .generator import GeneratorDataset
 from .image_folder import ImageFolderDataset
 from .iterators import DictIterator, TupleIterator
+from .mind_dataset import MindDataset
 from .mnist import MnistDataset
 from .numpy_slices import NumpySlicesDataset
 from .samplers import (
@@ -41,7 +42,7 @@ def zip(datasets):  # noqa: A001 - MindSpore's name
 
 __all__ = [
     "CSVDataset", "Dataset", "DatasetError", "DictIterator", "DistributedSampler",
-    "GeneratorDataset", "ImageFolderDataset", "MappableSource", "MnistDataset",
+    "GeneratorDataset", "ImageFolderDataset", "MappableSource", "MindDataset", "MnistDataset",
     "NumpySlicesDataset", "RandomSampler", "Sampler", "SequentialSampler", "Shuffle",
     "SubsetRandomSampler", "SubsetSampler", "TupleIterator", "WeightedRandomSampler", "config",
     "text", "transforms", "vision", "zip",

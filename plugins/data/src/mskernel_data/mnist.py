@@ -72,8 +72,8 @@ def _names(prefix: str, kind: str, rank: int) -> list[str]:
 
 
 def _has_files(directory: Path, prefix: str) -> bool:
-    return any((directory / name).is_file()
-               for kind, rank in (("images", 3), ("labels", 1)) for name in _names(prefix, kind, rank))
+    return any((directory / name).is_file() for kind, rank in (("images", 3), ("labels", 1))
+               for name in _names(prefix, kind, rank))
 
 
 def _find(directory: Path, prefix: str, kind: str, rank: int) -> Path:

@@ -29,10 +29,23 @@ from .samplers import check_num_samples, as_sampler, shard_order
 
 
 class Shuffle(enum.Enum):
-    """How a file-based source shuffles: ``GLOBAL`` every row, ``FILES`` the file order."""
+    """How a file-based source shuffles: ``GLOBAL`` every row, ``FILES`` the order of the
+    files (each read in order), ``INFILE`` the rows within each file (files in order)."""
 
     GLOBAL = "global"
     FILES = "files"
+    INFILE = "infile"
+
+
+def file_order(sizes: list[int], mode: Shuffle, rng: np.random.Generator) -> np.ndarray:
+    """The indices of one pass over files of ``sizes`` rows (numbered file after file),
+    shuffled by file (``FILES``) or within each file (``INFILE``)."""
+    starts = np.cumsum([0, *sizes])
+    files = rng.permutation(len(sizes)) if mode is Shuffle.FILES else range(len(sizes))
+    parts = [np.arange(starts[f], starts[f + 1]) for f in files]
+    if mode is Shuffle.INFILE:
+        parts = [rng.permutation(p) for p in parts]
+    return np.concatenate(parts) if parts else np.arange(0)
 
 
 @dataclass(frozen=True)
