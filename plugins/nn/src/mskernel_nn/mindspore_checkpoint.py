@@ -34,8 +34,6 @@ from __future__ import annotations
 import binascii
 import itertools
 import math
-import os
-import tempfile
 import warnings
 from typing import Any, Iterator, Mapping, Union
 
@@ -44,6 +42,7 @@ from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
 from mskernel.errors import FileFormatError
 from mskernel.ir import dtypes
+from mskernel.ir.atomic import write_atomically
 from mskernel.ir.dtypes import DType
 
 #: tensor_type strings of MindSpore's checkpoints and the dtypes they hold.
@@ -238,10 +237,10 @@ def _string(tag: str, content: bytes, path: str) -> str:
 
 def write_checkpoint(path: str, entries: Mapping[str, Union[str, tuple[np.ndarray, DType]]],
                      crc_check: bool = False) -> None:
-    """Write a MindSpore checkpoint as ``mindspore.save_checkpoint`` does, atomically (to a
-    temporary file beside ``path``, fsynced, then renamed over it).  ``entries`` are, in
-    order, tensors as (reference storage, dtype) and strings.  An empty tensor is left out
-    with a warning, as MindSpore's writer leaves it out (and its reader fails on some)."""
+    """Write a MindSpore checkpoint as ``mindspore.save_checkpoint`` does, atomically
+    (:func:`mskernel.ir.atomic.write_atomically`).  ``entries`` are, in order, tensors as
+    (reference storage, dtype) and strings.  An empty tensor is left out with a warning, as
+    MindSpore's writer leaves it out (and its reader fails on some)."""
     for name, entry in entries.items():
         if not isinstance(entry, str):
             _type_name(name, entry[1])
@@ -250,23 +249,13 @@ def write_checkpoint(path: str, entries: Mapping[str, Union[str, tuple[np.ndarra
     if empty:
         warnings.warn(f"{path}: empty tensors are left out of a MindSpore checkpoint: "
                       f"{', '.join(empty)}", stacklevel=3)
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, temp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp",
-                                dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            crc = 0
-            for chunk in _serialized(entries):
-                f.write(chunk)
-                crc = binascii.crc32(chunk, crc)
-            if crc_check:
-                f.write(_CRC_MARK + crc.to_bytes(10, "big"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(temp, path)
-    except BaseException:
-        os.unlink(temp)
-        raise
+    chunks = list(_serialized(entries))
+    if crc_check:
+        crc = 0
+        for chunk in chunks:
+            crc = binascii.crc32(chunk, crc)
+        chunks.append(_CRC_MARK + crc.to_bytes(10, "big"))
+    write_atomically(path, chunks)
 
 
 def _serialized(entries: Mapping[str, Union[str, tuple[np.ndarray, DType]]]) -> Iterator[bytes]:
