@@ -36,7 +36,7 @@ class _Alias(importlib.abc.Loader):
         """Nothing to run: the target module was imported by create_module."""
 
 
-def _alias_spec(fullname: str, target: str) -> ModuleSpec:
+def _alias_spec(fullname: str, target: str) -> Optional[ModuleSpec]:
     # a package spec, so that the import system gives a plain module an empty __path__ and
     # goes on to look its members up (through NamespaceMemberFinder)
     return importlib.util.spec_from_loader(fullname, _Alias(target), is_package=True)

@@ -18,7 +18,7 @@ seeded by ``config.set_seed``.
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any, Iterable, Iterator, Optional, Sequence
 
 import numpy as np
 
@@ -151,7 +151,7 @@ class DistributedSampler(Sampler):
 class SubsetSampler(Sampler):
     """The rows ``indices``, in that order (repeats allowed)."""
 
-    def __init__(self, indices: Sequence[int], num_samples: Optional[int] = None) -> None:
+    def __init__(self, indices: Iterable[int], num_samples: Optional[int] = None) -> None:
         super().__init__(num_samples)
         self.indices = _index_array(indices, type(self).__name__)
 
@@ -201,7 +201,7 @@ class WeightedRandomSampler(Sampler):
         return len(self.weights) if self.num_samples is None else self.num_samples
 
 
-def _index_array(indices: Sequence[int], owner: str) -> np.ndarray:
+def _index_array(indices: Iterable[int], owner: str) -> np.ndarray:
     arr = np.asarray(list(indices))
     if arr.ndim != 1 or (len(arr) and arr.dtype.kind not in "iu"):
         raise DatasetError(f"{owner}: indices must be a sequence of integers, got {indices!r}")

@@ -59,7 +59,7 @@ _CRC_MARK = b"crc_num"
 _CRC_TAIL = len(_CRC_MARK) + 10
 
 
-def _message_classes() -> tuple[type, type]:
+def _message_classes() -> tuple[Any, Any]:
     """``Checkpoint`` and ``Checkpoint.Value`` of MindSpore's ``checkpoint.proto``."""
     field = descriptor_pb2.FieldDescriptorProto
     proto = descriptor_pb2.FileDescriptorProto(name="mindspore/checkpoint.proto",

@@ -16,7 +16,8 @@ import numpy as np
 
 from .schema import Field, Schema
 
-_WIDTHS = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"), np.dtype("<i8"))
+_WIDTHS: tuple[np.dtype, ...] = (np.dtype("<i1"), np.dtype("<i2"), np.dtype("<i4"),
+                                  np.dtype("<i8"))
 
 
 def field_bytes(field: Field, value: Any) -> bytes:

@@ -11,11 +11,12 @@ back.
 
 from __future__ import annotations
 
+import math
 import mmap
 import os
 import struct
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -50,7 +51,7 @@ class ShardFile:
     """One ``.mindrecord`` file, mapped into memory on first use (and again in a worker
     process after pickling)."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: Union[str, "os.PathLike[str]"]) -> None:
         self.path = os.fspath(path)
         self._map: Optional[mmap.mmap] = None
         data = self._data()
@@ -128,7 +129,7 @@ def column_value(field: Field, values: dict[str, Any]) -> np.ndarray:
     if field.type == "bytes":
         return np.array([value])
     if field.shape is not None:
-        return _array(field, value)
+        return _array(field, field.shape, value)
     if field.type == "string":
         if not isinstance(value, str):
             raise TypeError(f"field {field.name!r} holds a {type(value).__name__}, not a "
@@ -143,14 +144,14 @@ def column_value(field: Field, values: dict[str, Any]) -> np.ndarray:
     return np.array(value, field.dtype)
 
 
-def _array(field: Field, data: bytes) -> np.ndarray:
+def _array(field: Field, shape: tuple[int, ...], data: bytes) -> np.ndarray:
     dtype = field.dtype.newbyteorder("<")
-    known = int(np.prod([d for d in field.shape if d != -1]))
+    known = math.prod(d for d in shape if d != -1)
     if len(data) % dtype.itemsize or (len(data) // dtype.itemsize) % known or (
-            -1 not in field.shape and len(data) // dtype.itemsize != known):
+            -1 not in shape and len(data) // dtype.itemsize != known):
         raise ValueError(f"field {field.name!r} holds {len(data)} bytes, not a whole "
-                         f"{field.type} array of shape {list(field.shape)}")
-    return np.frombuffer(data, dtype).reshape(field.shape).astype(field.dtype)
+                         f"{field.type} array of shape {list(shape)}")
+    return np.frombuffer(data, dtype).reshape(shape).astype(field.dtype)
 
 
 def _row_table(header: Header, data: Any, path: str) -> RowTable:

@@ -279,7 +279,7 @@ def _blob_value(field: Field, value: Any) -> Any:
     if value.dtype != field.dtype:
         raise TypeError(f"got an array of {value.dtype}")
     try:
-        np.reshape(value, field.shape)
+        np.reshape(value, field.shape or ())
     except ValueError:
         raise ValueError(f"an array of shape {value.shape} does not fit") from None
     return value

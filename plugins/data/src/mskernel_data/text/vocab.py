@@ -64,7 +64,7 @@ class Vocab:
                   special_first: bool = True) -> "Vocab":
         """One word per line (UTF-8); with ``delimiter`` the word is the text before its
         first occurrence (``"apple,3"``).  ``vocab_size`` reads that many lines."""
-        words = []
+        words: list[str] = []
         with open(file_path, encoding="utf-8") as f:
             for line in f:
                 if vocab_size is not None and len(words) >= vocab_size:
@@ -116,9 +116,10 @@ class Vocab:
 
 def _check_unique(items: list, what: str) -> None:
     seen: set = set()
-    repeated = [x for x in items if x in seen or seen.add(x)]
-    if repeated:
-        raise ValueError(f"{what} repeats {repeated[0]!r}")
+    for item in items:
+        if item in seen:
+            raise ValueError(f"{what} repeats {item!r}")
+        seen.add(item)
 
 
 class Lookup(Transform):
