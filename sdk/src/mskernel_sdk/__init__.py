@@ -42,8 +42,10 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - higher-order functions (a transform, a combinator): :func:`user_callables` declares the
   parameters that take user functions, which then run converted under ``@jit`` too;
 - files of tensors: :class:`ContainerKind`, :func:`read_container`, :func:`write_container`
-  (the core's atomic, pickle-free container, under a plugin's own magic) and
+  (the core's atomic, pickle-free container, under a plugin's own magic),
   :func:`quote_name` (a name read from such a file, as its error messages quote it);
+  for a plugin's own file format, :func:`write_atomically` and bfloat16's bit patterns
+  :func:`bfloat16_to_bits`, :func:`bfloat16_from_bits`;
 - test helpers: :func:`register_plugin`, :class:`OpSample`, :data:`SampleFn`,
   :func:`samples_for`, :func:`sample_graph`, :func:`random_array`, :func:`assert_close`,
   :func:`tolerance`, :func:`run_reference`, and :class:`VJPBuilder` (what an autodiff plugin
@@ -73,7 +75,8 @@ from mskernel.ir import (
 from mskernel.ir.container import (
     Kind as ContainerKind, quote_name, read_container, write_container,
 )
-from mskernel.ir.dtypes import as_storage
+from mskernel.ir.atomic import write_atomically
+from mskernel.ir.dtypes import as_storage, bfloat16_from_bits, bfloat16_to_bits
 from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, op_registry, rule_registry
 from mskernel.ops.conv import avg_divisors
 from mskernel.ops.linalg import Term as EinsumTerm, parse_equation as parse_einsum
@@ -110,11 +113,12 @@ __all__ = [
     "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
     "Replacement", "RuleRegistry", "SAMPLES_RULE", "SampleFn", "TOKEN_VALUE", "Tensor",
     "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window", "active_trace",
-    "apply", "as_storage", "assert_close", "avg_divisors", "compile_graph", "converted_callee",
-    "core_ops", "core_requirement", "dtype", "hookimpl", "interpose", "make_node",
-    "normalize_axes", "op_registry", "parse_einsum", "quote_name", "random_array",
-    "read_container", "reduced_shape", "register_plugin", "require_kind", "require_tensor",
-    "rewrite_nodes", "rule_registry", "run_reference", "same_dtype", "sample_graph", "samples_for",
-    "tensor_type", "tolerance", "trace_function", "tree_flatten", "tree_unflatten",
-    "user_callables", "verify", "widened", "write_container",
+    "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
+    "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
+    "dtype", "hookimpl", "interpose", "make_node", "normalize_axes", "op_registry", "parse_einsum",
+    "quote_name", "random_array", "read_container", "reduced_shape", "register_plugin",
+    "require_kind", "require_tensor", "rewrite_nodes", "rule_registry", "run_reference",
+    "same_dtype", "sample_graph", "samples_for", "tensor_type", "tolerance", "trace_function",
+    "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
+    "write_container",
 ]
