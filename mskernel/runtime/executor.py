@@ -36,13 +36,9 @@ def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
 
 def optimize(graph: Graph, options: CompileOptions) -> Graph:
     """Run the generic pipeline ``O<opt_level>`` on ``graph``."""
-    from ..ops import registry
-    from ..passes.base import PassContext
-    from ..passes.manager import PassManager
+    from ..passes.manager import run_pipeline
 
-    manager = PassManager.from_pipeline(f"O{options.opt_level}", debug=options.debug)
-    context = PassContext(registry=registry(), opt_level=options.opt_level)
-    return manager.run(graph, context).graph
+    return run_pipeline(f"O{options.opt_level}", graph, options).graph
 
 
 def transfer(array: DeviceArray, target: Backend) -> DeviceArray:
