@@ -6,10 +6,10 @@
   the ops the plan runs itself (``If``, ``While``, ``ref_load``, ``ref_store``, ``constant``,
   and the reshapes ``reshape``, ``squeeze``, ``expand_dims``: every dtype).
   Everything else falls back to another backend (``mskernel plugins info cpu`` lists them).
-- Compilation: the pipeline ``cpu.O<opt_level>`` (:mod:`.passes`: batch-norm folding,
-  elementwise fusion) runs first; then :class:`~.executable.CpuExecutable` lowers the result
-  once into a native plan with a memory-planned arena (reshapes as views from opt level 1);
-  running it is one call into C++.
+- Compilation: the pipeline ``cpu.O<opt_level>`` (:mod:`.passes`: GEMM epilogue fusion,
+  transpose folding, elementwise fusion) runs first; then
+  :class:`~.executable.CpuExecutable` lowers the result once into a native plan with a
+  memory-planned arena (reshapes as views from opt level 1); running it is one call into C++.
 """
 
 from __future__ import annotations
@@ -66,6 +66,6 @@ class CpuBackend(Backend):
         return to_host_data(array.data, array.type.dtype)
 
     def compile(self, graph: Graph, options: CompileOptions) -> CpuExecutable:
-        result = optimize(graph, options.opt_level, debug=options.debug)
+        result = optimize(graph, options)
         return CpuExecutable(self, graph, result.graph, report=result.report,
                              views=options.opt_level >= 1)
