@@ -15,8 +15,9 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
-  :class:`PassResult`, :class:`PassManager`, :class:`Patterns`, :class:`PatternPass`,
-  :func:`make_node`;
+  :class:`PassResult`, :class:`PassManager`, :func:`run_pipeline`, :class:`Patterns`,
+  :class:`Pat`, :class:`PatternPass`, :class:`Replacement`, :class:`Scope`,
+  :data:`SHAPES`, :data:`FUSED_TRAIT`, :func:`make_node`, :func:`map_regions`;
 - test helpers: :func:`register_plugin`, :class:`OpSample`, :func:`samples_for`,
   :func:`sample_graph`, :func:`random_array`, :func:`assert_close`, :func:`tolerance`,
   :func:`run_reference`, and :class:`VJPBuilder` (what an autodiff plugin gives the
@@ -31,7 +32,8 @@ from mskernel.ir.dtypes import as_storage
 from mskernel.ops import Attr, OpDef, rule_registry
 from mskernel.ops import registry as op_registry
 from mskernel.passes import (
-    Pass, PassContext, PassManager, PassResult, PatternPass, Patterns, make_node,
+    FUSED_TRAIT, SHAPES, Pass, PassContext, PassManager, PassResult, Pat, PatternPass, Patterns,
+    Replacement, Scope, make_node, map_regions, run_pipeline,
 )
 from mskernel.runtime import (
     TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable,
@@ -48,11 +50,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
-    "Executable", "Graph", "GraphBuilder", "InferError", "Node", "OpDef", "OpSample",
-    "OpSupport", "PLUGIN_API_VERSION", "Pass", "PassContext", "PassManager", "PassResult",
-    "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell", "SAMPLES_RULE",
-    "TOKEN_VALUE", "TensorType", "VJPBuilder", "Value", "as_storage", "assert_close",
-    "compile_graph", "core_requirement", "dtype", "hookimpl", "make_node", "op_registry",
-    "random_array", "register_plugin", "rule_registry", "run_reference", "sample_graph",
-    "samples_for", "tensor_type", "tolerance",
+    "Executable", "FUSED_TRAIT", "Graph", "GraphBuilder", "InferError", "Node", "OpDef",
+    "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Pass", "PassContext", "PassManager",
+    "PassResult", "Pat", "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell",
+    "Replacement", "SAMPLES_RULE", "SHAPES", "Scope", "TOKEN_VALUE", "TensorType", "VJPBuilder",
+    "Value", "as_storage", "assert_close", "compile_graph", "core_requirement", "dtype",
+    "hookimpl", "make_node", "map_regions", "op_registry", "random_array", "register_plugin",
+    "rule_registry", "run_pipeline", "run_reference", "sample_graph", "samples_for",
+    "tensor_type", "tolerance",
 ]
