@@ -57,8 +57,8 @@ class CompiledGraph:
         self.graph = plan.graph
         self._backends = backends
         self._executables = executables
-        #: the backend and executable of a graph that is one segment (the common case): run
-        #: directly when every argument is already a device array of that backend
+        #: the backend and executable of a graph that is one segment (the common case): its
+        #: arguments go straight to the executable, with no value table
         whole = len(plan.segments) == 1 and plan.segments[0].graph is plan.graph
         self._sole = (backends[plan.segments[0].backend], executables[0]) if whole else None
 
@@ -72,19 +72,16 @@ class CompiledGraph:
         return self.plan.explain()
 
     def run(self, args: Sequence[Any]) -> list[Any]:
-        sole = self._sole
-        if sole is not None and len(args) == len(self.graph.inputs):
-            backend = sole[0]
-            for arg in args:
-                if arg.__class__ is not DeviceArray or arg.backend is not backend:
-                    break
-            else:
-                return sole[1].run(args)
         graph = self.graph
         if len(args) != len(graph.inputs):
             raise MskernelError(
                 f"graph @{graph.name} takes {len(graph.inputs)} inputs, got {len(args)}"
             )
+        if self._sole is not None:
+            backend, executable = self._sole
+            return executable.run([
+                a if a.__class__ is DeviceArray and a.backend is backend  # already there
+                else self._on(backend, v, a) for v, a in zip(graph.inputs, args)])
         env: dict[Value, Any] = dict(zip(graph.inputs, args))
         for segment, executable in zip(self.plan.segments, self._executables):
             backend = self._backends[segment.backend]
@@ -94,6 +91,8 @@ class CompiledGraph:
 
     @staticmethod
     def _on(backend: Backend, value: Value, arg: Any) -> Any:
+        """``arg`` as ``backend``'s executables take it (a device array there, a cell holding
+        one), transferred or copied to the device when it is not."""
         if isinstance(arg, DeviceArray):
             return transfer(arg, backend)
         if isinstance(arg, RefCell):  # a host array in a cell moves to the device once
