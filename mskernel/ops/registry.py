@@ -312,6 +312,10 @@ class RuleRegistry:
     def get(self, kind: str, op: str) -> Any:
         return self._rules.get(kind, {}).get(op)
 
+    def owner(self, kind: str, op: str) -> str:
+        """The distribution that registered the ``kind`` rule of ``op`` (``""``: none)."""
+        return self._owners.get((kind, op), "")
+
     def has(self, kind: str, op: str) -> bool:
         return op in self._rules.get(kind, {})
 

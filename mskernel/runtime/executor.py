@@ -1,8 +1,9 @@
 """Compiling a graph for the installed backends and running it.
 
 ``compile_graph(graph)`` runs the generic pass pipeline of the chosen optimisation level,
-partitions the result over the available backends (preference order, capabilities, fallback
-policy), compiles each segment on its backend, and returns a :class:`CompiledGraph`.
+partitions the result over the available backends (preference order, capabilities, plugins'
+host kernels, fallback policy), compiles each segment on its backend (a segment of host
+kernels runs them on the backend's arrays), and returns a :class:`CompiledGraph`.
 Running it moves tensors between backends only at segment boundaries; outputs stay on the
 backend that produced them until the caller asks for host data.
 """
@@ -18,8 +19,17 @@ from ..ir.dtypes import as_storage
 from ..ir.graph import Graph, Value
 from ..ir.types import TensorType
 from .backend import Backend, CompileOptions, DeviceArray, Executable
+from .host_kernels import HostKernel, HostKernelExecutable, host_kernels
 from .partition import PartitionPlan, partition
 from .state import RefCell
+
+
+def installed_host_kernels() -> dict[str, HostKernel]:
+    """The host kernels the installed plugins register, by op name."""
+    from ..hooks.host import host
+
+    host().load_external()
+    return host_kernels(host().rules)
 
 
 def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
@@ -124,11 +134,15 @@ def compile_graph(graph: Graph, *, backends: Optional[Sequence[str]] = None,
     options = options or CompileOptions()
     optimized = optimize(graph, options)
     chosen = resolve_backends(backends)
-    plan = partition(optimized, chosen, options.fallback)
+    kernels = installed_host_kernels()
+    plan = partition(optimized, chosen, options.fallback, kernels)
     by_name = {b.name: b for b in chosen}
-    executables = []
+    executables: list[Executable] = []
     for segment in plan.segments:
         backend = by_name[segment.backend]
+        if segment.host_kernel:
+            executables.append(HostKernelExecutable(segment.graph, backend, kernels))
+            continue
         try:
             executables.append(backend.compile(segment.graph, options))
         except MskernelError:
@@ -145,4 +159,5 @@ def explain(graph: Graph, *, backends: Optional[Sequence[str]] = None,
             options: Optional[CompileOptions] = None) -> str:
     """Where every node of ``graph`` would run and what crosses between backends."""
     options = options or CompileOptions()
-    return partition(optimize(graph, options), resolve_backends(backends), "allow").explain()
+    return partition(optimize(graph, options), resolve_backends(backends), "allow",
+                     installed_host_kernels()).explain()

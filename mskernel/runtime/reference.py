@@ -183,6 +183,7 @@ class _Code:
 
 class ReferenceBackend(Backend):
     name = NAME
+    host_memory = True
 
     def __init__(self, registry: Any = None) -> None:
         if registry is None:

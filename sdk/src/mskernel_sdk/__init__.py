@@ -14,6 +14,7 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
+- host kernels of a plugin's own ops: :class:`HostKernel`, :data:`HOST_KERNEL_RULE`;
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
   :class:`PassResult`, :class:`PassManager`, :func:`run_pipeline`, :class:`Patterns`,
   :class:`Pat`, :class:`PatternPass`, :class:`Replacement`, :class:`Scope`,
@@ -36,8 +37,8 @@ from mskernel.passes import (
     Replacement, Scope, make_node, map_regions, run_pipeline,
 )
 from mskernel.runtime import (
-    TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable,
-    OpSupport, RefCell, compile_graph,
+    HOST_KERNEL_RULE, TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions,
+    DeviceArray, Executable, HostKernel, OpSupport, RefCell, compile_graph,
 )
 from mskernel.testing import OpSample, assert_close, random_array, sample_graph, tolerance
 
@@ -50,12 +51,12 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
-    "Executable", "FUSED_TRAIT", "Graph", "GraphBuilder", "InferError", "Node", "OpDef",
-    "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Pass", "PassContext", "PassManager",
-    "PassResult", "Pat", "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell",
-    "Replacement", "SAMPLES_RULE", "SHAPES", "Scope", "TOKEN_VALUE", "TensorType", "VJPBuilder",
-    "Value", "as_storage", "assert_close", "compile_graph", "core_requirement", "dtype",
-    "hookimpl", "make_node", "map_regions", "op_registry", "random_array", "register_plugin",
-    "rule_registry", "run_pipeline", "run_reference", "sample_graph", "samples_for",
-    "tensor_type", "tolerance",
+    "Executable", "FUSED_TRAIT", "Graph", "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel",
+    "InferError", "Node", "OpDef", "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Pass",
+    "PassContext", "PassManager", "PassResult", "Pat", "PatternPass", "Patterns", "PluginError",
+    "PluginInfo", "RefCell", "Replacement", "SAMPLES_RULE", "SHAPES", "Scope", "TOKEN_VALUE",
+    "TensorType", "VJPBuilder", "Value", "as_storage", "assert_close", "compile_graph",
+    "core_requirement", "dtype", "hookimpl", "make_node", "map_regions", "op_registry",
+    "random_array", "register_plugin", "rule_registry", "run_pipeline", "run_reference",
+    "sample_graph", "samples_for", "tensor_type", "tolerance",
 ]

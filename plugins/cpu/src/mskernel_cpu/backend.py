@@ -1,7 +1,8 @@
 """The cpu backend: kernels in C++ on host memory.
 
 - Storage: ``DeviceArray.data`` is a C-contiguous, 64-byte aligned NumPy array in device
-  storage (bfloat16 as 2-byte bit patterns; see :mod:`.storage`).
+  storage (bfloat16 as 2-byte bit patterns; see :mod:`.storage`): host memory, so feature
+  plugins' host kernels run beside the plans with no transfer.
 - Capabilities: exactly the ops with a registered C++ kernel, with the dtypes each accepts, plus
   the ops the plan runs itself (``If``, ``While``, ``ref_load``, ``ref_store``, ``constant``,
   and the reshapes ``reshape``, ``squeeze``, ``expand_dims``: every dtype).
@@ -34,6 +35,7 @@ from .storage import to_device_data, to_host_data
 
 class CpuBackend(Backend):
     name = "cpu"
+    host_memory = True
 
     def __init__(self) -> None:
         self._capabilities: Optional[Capabilities] = None
