@@ -11,8 +11,10 @@ import pytest
 import mskernel
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ops import rule_registry
+from mskernel.cli import main
+from mskernel.ir import save_model
 from mskernel.runtime import (
-    HOST_KERNEL_RULE, CompileOptions, FallbackWarning, compile_graph, partition,
+    HOST_KERNEL_RULE, CompileOptions, FallbackWarning, compile_graph, explain, partition,
 )
 from mskernel.runtime.host_kernels import host_kernels
 from mskernel.runtime.reference import ReferenceBackend
@@ -117,3 +119,19 @@ def test_the_host_kernel_converts_to_the_inferred_dtype(dtype):
     assert out.dtype == np.dtype(dtype if dtype != "bfloat16" else "float32")
     assert out == pytest.approx(1 - np.sin(0.2) ** 2 * (1 - np.cos(0.9)),
                                 abs=1e-12 if dtype == "float64" else 1e-2)
+
+
+def test_mskernel_explain_shows_where_a_saved_hybrid_model_runs(tmp_path, capsys):
+    path = tmp_path / "hybrid.mskm"
+    save_model(path, hybrid_graph())
+    assert main(["explain", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert printed == explain(hybrid_graph())
+    preferred = compile_graph(hybrid_graph()).plan.backends[0]
+    rows = [line for line in printed.splitlines() if line[:1].isdigit() and "quantum." in line]
+    assert len(rows) == 2
+    for row in rows:  # on the host beside the preferred backend, unless it claims the op
+        placed = row.split()[2]
+        assert placed == preferred or (placed == "host" and
+                                       f"mskernel-quantum, beside {preferred}" in row), row
+    assert "fallbacks: 0" in printed and "transfers: 0 (0 B)" in printed
