@@ -56,7 +56,7 @@ class Scope(Mapping[Value, Node]):
         self._producers: dict[Value, Node] = {}
         self._reads: Counter[Value] = Counter(v for n in graph.nodes for v in n.inputs)
         self._reads.update(graph.outputs)
-        self._outputs = frozenset(graph.outputs)
+        self._outputs = set(graph.outputs)
 
     @classmethod
     def of(cls, graph: Graph) -> "Scope":
@@ -92,6 +92,8 @@ class Scope(Mapping[Value, Node]):
     def _rename(self, old: Value, new: Value) -> None:
         if old is not new:
             self._reads[new] += self._reads.pop(old, 0)
+            if old in self._outputs:
+                self._outputs.add(new)
 
     def _forget(self, node: Node) -> None:
         """``node`` is removed: its reads end and its values have no producer any more."""

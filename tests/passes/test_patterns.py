@@ -8,8 +8,8 @@ import pytest
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ops.registry import OpDef, OpRegistry
 from mskernel.passes import (
-    FUSED_TRAIT, Pat, PassContext, PatternPass, Patterns, Replacement, Scope, make_node,
-    map_regions, rewrite_nodes, run_pipeline,
+    FUSED_TRAIT, SIMPLIFY, Pat, PassContext, PatternPass, Patterns, Replacement, Scope,
+    make_node, map_regions, rewrite_nodes, run_pipeline,
 )
 from mskernel.runtime import CompileOptions
 
@@ -188,3 +188,18 @@ def test_run_pipeline_runs_a_named_pipeline_at_the_options_level():
     assert result.graph.nodes == () and result.graph.outputs == g.inputs
     assert result.report.graph_name == "p" and result.report.converged
     assert run_pipeline("O0", g, CompileOptions(opt_level=0)).graph is g
+
+
+def test_a_value_standing_for_a_graph_output_is_not_single_use(checker):
+    """``y = x * 1`` is the graph output; once it is rewritten to ``x``, ``x`` is that output,
+    read by no node: not a value one reader may absorb."""
+    seen = []
+    b = GraphBuilder()
+    u, v, z = b.input(F32), b.input(F32), b.input(F32)
+    x = b.op("mul", u, v)
+    y = b.op("mul", x, b.op("constant", value=np.ones(4, np.float32)))
+    g = b.build([y, b.op("neg", z)])
+    watch = Patterns([("neg", lambda node, scope, c: seen.append(
+        (scope.uses(x), scope.single_use(x))))])
+    PatternPass("t", SIMPLIFY.patterns + watch).run(g, checker.context)
+    assert seen == [(1, False)]
