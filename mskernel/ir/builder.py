@@ -1,30 +1,36 @@
-"""Building graphs: :class:`GraphBuilder` creates nodes through the op registry, so every
-node it makes has validated attributes and inferred output types.
+"""Building graphs: :class:`GraphBuilder` creates nodes through an op lookup (the process's
+op registry unless one is given), so every node it makes has validated attributes and
+inferred output types.
 
     b = GraphBuilder("f")
     x = b.input(tensor_type("f32", (2, 3)), name="x")
     y = b.op("exp", x)
     s0, s1 = b.op("split", y, axis=1, sizes=(1, 2))
     graph = b.build([s0, s1])
+
+A node made without a ``loc`` by user code (not mskernel's, not a plugin's) is located at the
+line that made it, so errors about it point there.
 """
 
 from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
+from ..defaults import or_default_ops
 from ..errors import OpError
 from .graph import Graph, Node, SourceLoc, Value
+from .lookup import OpLookup, OpSchema
+from .source import caller_location
 from .types import Type
 
 
 class GraphBuilder:
-    def __init__(self, name: str = "main", registry: Any = None) -> None:
-        if registry is None:
-            from ..ops import registry as default_registry
+    """Appends nodes whose ops ``registry`` defines (default: the process's op registry)."""
 
-            registry = default_registry()
+    def __init__(self, name: str = "main",
+                 registry: Optional[OpLookup[OpSchema]] = None) -> None:
         self.name = name
-        self.registry = registry
+        self.registry: OpLookup[OpSchema] = or_default_ops(registry)
         self.inputs: list[Value] = []
         self.nodes: list[Node] = []
 
@@ -42,6 +48,8 @@ class GraphBuilder:
         **attrs: Any,
     ) -> Union[Value, tuple[Value, ...]]:
         """Append a node; return its output, or the tuple of outputs for a multi-output op."""
+        if loc is None:
+            loc = caller_location()
         node, multi = self.make_node(op, inputs, attrs, regions=regions, loc=loc)
         self.nodes.append(node)
         return node.outputs if multi else node.outputs[0]
@@ -56,6 +64,8 @@ class GraphBuilder:
         loc: Optional[SourceLoc] = None,
     ) -> tuple[Node, bool]:
         """Create (but do not append) a node with inferred output types."""
+        if loc is None:
+            loc = caller_location()
         opdef = self.registry.get(op)
         for i, v in enumerate(inputs):
             if not isinstance(v, Value):

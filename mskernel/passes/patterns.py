@@ -189,10 +189,8 @@ class Patterns:
     def match(self, node: Node, scope: Scope, context: PassContext) -> PatternResult:
         """The first non-``None`` result of the rules for ``node.op``, then of the rules
         keyed ``"trait:<name>"`` for the op's traits, or ``None``."""
-        keys = [node.op]
-        opdef = context.registry.find(node.op)
-        if opdef is not None:
-            keys += [f"trait:{t}" for t in sorted(opdef.traits)]
+        traits = context.registry.get(node.op).traits
+        keys = [node.op, *(f"trait:{t}" for t in sorted(traits))]
         for key in keys:
             for pattern in self._table.get(key, ()):
                 result = pattern(node, scope, context)
@@ -223,8 +221,7 @@ class PatternPass:
             return lambda node, scope: self._rewrite(node, scope, context)
 
         def enter(node: Node) -> bool:
-            opdef = registry.find(node.op)
-            return opdef is None or not opdef.has_trait(FUSED_TRAIT)
+            return not registry.get(node.op).has_trait(FUSED_TRAIT)
 
         new = rewrite_nodes(graph, make_visit, enter=enter,
                             prune=lambda node: not is_effectful(node, registry))

@@ -14,10 +14,12 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..defaults import backend_registry, rule_registry
 from ..errors import BackendError, MskernelError
 from ..ir.dtypes import as_storage
 from ..ir.graph import Graph, Value
 from ..ir.types import TensorType
+from ..passes.manager import run_pipeline
 from .backend import Backend, CompileOptions, DeviceArray, Executable
 from .host_kernels import HostKernel, HostKernelExecutable, host_kernels
 from .partition import PartitionPlan, partition
@@ -26,19 +28,13 @@ from .state import RefCell
 
 def installed_host_kernels() -> dict[str, HostKernel]:
     """The host kernels the installed plugins register, by op name."""
-    from ..hooks.host import host
-
-    host().load_external()
-    return host_kernels(host().rules)
+    return host_kernels(rule_registry())
 
 
 def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
     """Backends in preference order: ``names`` first (each must be available), then every
     other available backend as fallback candidates, by the registry's order."""
-    from ..hooks.host import host
-
-    registry = host().backends
-    host().load_external()
+    registry = backend_registry()
     chosen = [registry.get(n) for n in names or ()]
     rest = [b for b in registry.available() if b.name not in {c.name for c in chosen}]
     return chosen + rest
@@ -46,8 +42,6 @@ def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
 
 def optimize(graph: Graph, options: CompileOptions) -> Graph:
     """Run the generic pipeline ``O<opt_level>`` on ``graph``."""
-    from ..passes.manager import run_pipeline
-
     return run_pipeline(f"O{options.opt_level}", graph, options).graph
 
 

@@ -24,6 +24,7 @@ from ..errors import BackendError
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType
 from .backend import Backend, FallbackPolicy
+from .report import explain_plan
 
 if TYPE_CHECKING:
     from .host_kernels import HostKernel
@@ -88,8 +89,6 @@ class PartitionPlan:
         return sum(t.nbytes for t in self.transfers)
 
     def explain(self) -> str:
-        from .report import explain_plan
-
         return explain_plan(self)
 
 

@@ -10,7 +10,7 @@ import pytest
 from mskernel.hooks.host import host
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.verify import verify
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime import CompileOptions, compile_graph
 from mskernel.runtime.interpreter import run_graph
 from mskernel.testing import assert_close, random_array
@@ -78,7 +78,7 @@ def test_the_plugin_registers_its_passes_and_pipelines():
     assert passes.pipelines["cpu.O0"].passes == ()
     assert passes.pipelines["cpu.O2"].passes == (
         "cpu.fuse_gemm_epilogue", "cpu.fold_matmul_transpose", "cpu.fuse_elementwise")
-    assert registry().get(FUSED_OP).num_regions == 1
+    assert op_registry().get(FUSED_OP).num_regions == 1
 
 
 def chain_graph(shape=(4, 8), dtype="f32"):
@@ -103,7 +103,7 @@ def test_a_chain_becomes_one_step_and_explain_shows_its_region(cpu):
     assert executable.plan.num_steps == 1
     text = executable.explain()
     assert FUSED_OP in text and "tanh(" in text and "cpu.fuse_elementwise" in text
-    verify(executable.optimized_graph, registry())
+    verify(executable.optimized_graph, op_registry())
 
 
 def test_values_read_outside_the_group_stay_materialised(cpu):
