@@ -29,10 +29,12 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
+- host kernels of a plugin's own ops: :class:`HostKernel`, :data:`HOST_KERNEL_RULE`;
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
-  :class:`PassResult`, :class:`PassManager`, :class:`PassReport`, :class:`PipelineResult`,
-  :class:`Patterns`, :class:`PatternPass`, :func:`make_node`, :class:`Replacement`,
-  :func:`rewrite_nodes`;
+  :class:`PassResult`, :class:`PassManager`, :func:`run_pipeline`, :class:`PassReport`,
+  :class:`PipelineResult`, :class:`Patterns`, :class:`Pat`, :class:`PatternPass`,
+  :class:`Replacement`, :class:`Scope`, :data:`SHAPES`, :data:`FUSED_TRAIT`,
+  :func:`make_node`, :func:`map_regions`, :func:`rewrite_nodes`;
 - tensors and transforms (autodiff, batching, layers): :class:`Tensor`, :class:`Parameter`,
   :func:`apply` (apply an op to tensors, traced or eager), :func:`interpose` with
   :class:`Interposer` (see every op applied in a block) and :data:`ApplyResult`,
@@ -85,12 +87,13 @@ from mskernel.ops.rules import (
 )
 from mskernel.ops.windows import Window
 from mskernel.passes import (
-    Pass, PassContext, PassManager, PassRegistry, PassReport, PassResult, PatternPass, Patterns,
-    PipelineResult, Replacement, make_node, rewrite_nodes,
+    FUSED_TRAIT, SHAPES, Pass, PassContext, PassManager, PassRegistry, PassReport, PassResult, Pat,
+    PatternPass, Patterns, PipelineResult, Replacement, Scope, make_node, map_regions,
+    rewrite_nodes, run_pipeline,
 )
 from mskernel.runtime import (
-    TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable,
-    OpSupport, RefCell, compile_graph,
+    HOST_KERNEL_RULE, TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions,
+    DeviceArray, Executable, HostKernel, OpSupport, RefCell, compile_graph,
 )
 from mskernel.runtime.registry import BackendRegistry
 from mskernel.testing import OpSample, SampleFn, assert_close, random_array, sample_graph, tolerance
@@ -106,19 +109,20 @@ __version__ = "0.1.0"
 __all__ = [
     "ApplyResult", "Attr", "Availability", "Backend", "BackendError", "BackendRegistry",
     "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DType", "DeviceArray",
-    "EinsumTerm", "Executable", "FileFormatError", "Graph", "GraphBuilder", "InferError",
-    "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup",
-    "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass",
-    "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult", "PatternPass",
-    "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
-    "Replacement", "RuleRegistry", "SAMPLES_RULE", "SampleFn", "TOKEN_VALUE", "Tensor",
-    "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window", "active_trace",
-    "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
+    "EinsumTerm", "Executable", "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder",
+    "HOST_KERNEL_RULE", "HostKernel", "InferError", "Interposer", "MskernelError",
+    "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup", "OpRegistry", "OpSample",
+    "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
+    "PassManager", "PassRegistry", "PassReport", "PassResult", "Pat", "PatternPass", "Patterns",
+    "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
+    "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE",
+    "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
+    "active_trace", "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
     "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
-    "dtype", "hookimpl", "interpose", "make_node", "normalize_axes", "op_registry", "parse_einsum",
-    "quote_name", "random_array", "read_container", "reduced_shape", "register_plugin",
-    "require_kind", "require_tensor", "rewrite_nodes", "rule_registry", "run_reference",
-    "same_dtype", "sample_graph", "samples_for", "tensor_type", "tolerance", "trace_function",
-    "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
-    "write_container",
+    "dtype", "hookimpl", "interpose", "make_node", "map_regions", "normalize_axes", "op_registry",
+    "parse_einsum", "quote_name", "random_array", "read_container", "reduced_shape",
+    "register_plugin", "require_kind", "require_tensor", "rewrite_nodes", "rule_registry",
+    "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for", "tensor_type",
+    "tolerance", "trace_function", "tree_flatten", "tree_unflatten", "user_callables", "verify",
+    "widened", "write_atomically", "write_container",
 ]
