@@ -17,7 +17,7 @@ graph runs, not when it compiles.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional, cast
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType
 from ..runtime.interpreter import run_node
-from .base import PassContext, PassResult
+from .base import OpDefinitions, PassContext, PassResult
 from .rewrite import Replacement, Visit, rewrite_nodes
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
@@ -45,7 +45,7 @@ class ConstantFolding:
         return PassResult(new, new is not graph)
 
 
-def make_constant(registry: Any, array: np.ndarray, type: TensorType) -> Node:
+def make_constant(registry: OpDefinitions, array: np.ndarray, type: TensorType) -> Node:
     """A ``constant`` node holding ``array`` (in the reference storage of ``type``)."""
     node, _ = GraphBuilder(registry=registry).make_node(
         "constant", (), {"value": array, "dtype": type.dtype})
@@ -55,7 +55,7 @@ def make_constant(registry: Any, array: np.ndarray, type: TensorType) -> Node:
 class _Folder:
     """Folds the nodes of one graph scope, remembering the values it knows."""
 
-    def __init__(self, registry: Any, max_elements: int) -> None:
+    def __init__(self, registry: OpDefinitions, max_elements: int) -> None:
         self.registry = registry
         self.max_elements = max_elements
         self.known: dict[Value, np.ndarray] = {}
@@ -67,14 +67,14 @@ class _Folder:
         if not node.inputs:
             self.sources.update((v, node) for v in node.outputs)
             return None
-        args = [self._value(v) for v in node.inputs]
-        if any(a is None for a in args):
+        args = [a for a in map(self._value, node.inputs) if a is not None]
+        if len(args) < len(node.inputs):
             return None
         results = self._evaluate(node, args)
         if results is None:
             return None
-        constants = tuple(make_constant(self.registry, r, v.type)
-                          for v, r in zip(node.outputs, results))
+        constants = tuple(make_constant(self.registry, r, cast(TensorType, v.type))
+                          for v, r in zip(node.outputs, results))  # _foldable: all tensors
         for constant, result in zip(constants, results):
             self.known[constant.output] = result
         return Replacement(constants, tuple(c.output for c in constants))
@@ -83,10 +83,10 @@ class _Folder:
         opdef = self.registry.get(node.op)
         if opdef.effectful or opdef.has_trait("random") or node.regions:
             return False
-        values = (*node.inputs, *node.outputs)
-        if not all(isinstance(v.type, TensorType) for v in values):
+        if not all(isinstance(v.type, TensorType) for v in node.inputs):
             return False
-        return all(v.type.size <= self.max_elements for v in node.outputs)
+        return all(isinstance(v.type, TensorType) and v.type.size <= self.max_elements
+                   for v in node.outputs)
 
     def _value(self, value: Value) -> Optional[np.ndarray]:
         source = self.sources.pop(value, None)

@@ -225,9 +225,9 @@ def _group_norm(sample: OpSample) -> Accumulation:
     x, scale, bias = (_float64(a) for a in sample.args)
     batch, groups = x.shape[0], sample.attrs["num_groups"]
     grouped = (batch, groups, x.shape[1] // groups * math.prod(x.shape[2:]))
-    per_element = (np.broadcast_to(_channel(p, x.ndim), x.shape).reshape(grouped)
+    scale, bias = (np.broadcast_to(_channel(p, x.ndim), x.shape).reshape(grouped)
                    for p in (scale, bias))
-    y, mean, rstd = _normalized(x.reshape(grouped), (2,), *per_element,
+    y, mean, rstd = _normalized(x.reshape(grouped), (2,), scale, bias,
                                 sample.attrs.get("eps", 1e-5))
     return Accumulation(max(grouped[2], 1), (y.reshape(x.shape), mean.reshape(batch, groups),
                                  rstd.reshape(batch, groups)))
@@ -292,9 +292,8 @@ def sample_tolerances(sample: OpSample, dtypes: Sequence[Optional[DType]], rules
         defaults = [(0.0, 0.0) if dt is None else tolerance(dt) for dt in dtypes]
         return [(rtol if sample.rtol is None else sample.rtol,
                  atol if sample.atol is None else sample.atol) for rtol, atol in defaults]
-    accumulation = accumulation_of(sample, rules)
-    magnitudes = accumulation.magnitudes if accumulation else (None,) * len(dtypes)
+    accumulation = accumulation_of(sample, rules) or Accumulation(0, (None,) * len(dtypes))
     return [(0.0, 0.0) if dt is None else
             tolerance(dt) if magnitude is None else
             tolerance_for_reduction(dt, accumulation.length, magnitude, accumulator=accumulator)
-            for dt, magnitude in zip(dtypes, magnitudes)]
+            for dt, magnitude in zip(dtypes, accumulation.magnitudes)]

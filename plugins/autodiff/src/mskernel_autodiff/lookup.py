@@ -26,7 +26,7 @@ A rule is called only when some cotangent (tangent) is not zero.  It receives th
 attributes bound — every attribute of its schema, defaults filled in — and ops with regions
 (``If``, ``While``) also get ``regions=``.  Results for integer and bool values are ignored;
 every other result must have exactly its primal's type, which is checked.  A rule computes with
-:func:`mskernel.frontend.dispatch.apply` (never reading tensor values), so it works eagerly
+:func:`mskernel_sdk.apply` (never reading tensor values), so it works eagerly
 and under tracing, and the ops it applies are recorded by enclosing transforms: that is how
 higher derivatives come about.
 """
@@ -35,10 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from mskernel.errors import MskernelError
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.graph import Graph
-from mskernel.ops import registry, rule_registry
+from mskernel_sdk import Graph, MskernelError, Tensor, op_registry, rule_registry
 
 from .transform import differentiable
 
@@ -68,7 +65,7 @@ def call_rule(kind: str, op: str, first: tuple[Any, ...], second: tuple[Any, ...
     rule = rule_registry().get(kind, op)
     if rule is None:
         raise MissingRuleError(missing_rule_message(kind, op))
-    opdef = registry().get(op)
+    opdef = op_registry().get(op)
     bound = opdef.bind_attrs(attrs)
     extra = {"regions": tuple(regions)} if opdef.num_regions else {}
     results = tuple(rule(first, second, third, **bound, **extra))
@@ -105,7 +102,7 @@ def _type_of(r: Any) -> str:
 
 
 def missing_rule_message(kind: str, op: str) -> str:
-    owner = registry().get(op).owner
+    owner = op_registry().get(op).owner
     mode = "reverse-mode (grad, vjp, jacrev)" if kind == VJP else "forward-mode (jvp, jacfwd)"
     if owner == "mskernel":
         source = (f"'{op}' is a core op, whose rules come with mskernel-autodiff: upgrade "

@@ -8,7 +8,7 @@ kernel assumes of the region, not only its signature:
 
 - the operands are the region's inputs, tensors of no complex dtype, each broadcasting to the
   output's shape (the kernel reads every input at the output's index);
-- each region node is a core elementwise op (``mskernel.ops.elementwise``) with no region,
+- each region node is a core elementwise op (``core_ops("elementwise")``) with no region,
   one output and inputs defined before it in the region, its output type exactly what its own
   rule gives, of no complex dtype, and broadcasting to the output's shape (an elementwise op
   commutes with broadcasting, so computing it at the output's shape is exact);
@@ -21,19 +21,16 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping, Sequence
 
-from mskernel.errors import InferError, OpError
-from mskernel.ir.graph import Graph, Node, Value
-from mskernel.ir.types import Shape, TensorType, Type
-from mskernel.ops.elementwise import OPS as ELEMENTWISE_OPS
-from mskernel.ops.registry import OpDef
+from mskernel_sdk import (
+    FUSED_TRAIT, Graph, InferError, Node, OpDef, OpError, TensorType, Type, Value, core_ops,
+)
 
 FUSED_OP = "cpu.fused_elementwise"
 
 #: Registers of the fused kernel's interpreter: the node's inputs plus one per op.
 MAX_REGISTERS = 32
 
-#: The ops a region may hold: the core elementwise ops (``cast`` and ``where`` included).
-FUSABLE: Mapping[str, OpDef] = {op.name: op for op in ELEMENTWISE_OPS}
+Shape = tuple[int, ...]
 
 
 def broadcasts_to(shape: Shape, out: Shape) -> bool:
@@ -56,12 +53,13 @@ def _value_type(value: Any, what: str, out: Shape) -> TensorType:
     return t
 
 
-def _check_node(k: int, node: Any, defined: set[Value], out: Shape) -> None:
+def _check_node(k: int, node: Any, defined: set[Value], out: Shape,
+                fusable: Mapping[str, OpDef]) -> None:
     where = f"region node {k}"
     if not isinstance(node, Node):
         raise InferError(f"{where} is a {type(node).__name__}, not a Node")
     where = f"{where} ('{node.op}')"
-    opdef = FUSABLE.get(node.op)
+    opdef = fusable.get(node.op)
     if opdef is None:
         raise InferError(f"{where}: only core elementwise ops can be fused")
     if node.regions or len(node.outputs) != 1:
@@ -100,8 +98,9 @@ def fused_infer(*operands: Type, regions: Sequence[Graph]) -> Type:
     for i, v in enumerate(region.inputs):
         _value_type(v, f"operand {i}", out)
         defined.add(v)
+    fusable = core_ops("elementwise")  # what the kernel computes (cast and where included)
     for k, node in enumerate(region.nodes):
-        _check_node(k, node, defined, out)
+        _check_node(k, node, defined, out, fusable)
         defined.add(node.outputs[0])
     if result not in defined:
         raise InferError("the region returns a value it does not define")
@@ -120,6 +119,7 @@ def _fused_reference(*operands: Any, regions: Sequence[Graph], run_region: Calla
 
 FUSED_OPDEF = OpDef(
     FUSED_OP, ("*operands",), fused_infer, _fused_reference, num_regions=1,
+    traits=frozenset({FUSED_TRAIT}),
     doc="elementwise ops computed in one pass (made by the cpu fusion pass): the region, a "
         "DAG of core elementwise ops of the operands, each broadcasting to the output's "
         "shape, gives the one output")

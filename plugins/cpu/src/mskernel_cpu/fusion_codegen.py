@@ -42,8 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from mskernel.ir.dtypes import DType
-from mskernel.ir.graph import Graph, Node
+from mskernel_sdk import DType, Graph, Node
 
 from .jit_cache import CachedObject, Refused, open_cache
 

@@ -65,10 +65,9 @@ def check_node_types(op: str, inputs: Sequence[tuple[str, Sequence[int]]],
     the rule's own (naming the op), or a TypeError naming the op and both type lists.  An op
     with regions (``cpu.fused_elementwise``) is prepared from its program, which its kernel
     checks itself."""
-    from mskernel.ir import tensor_type
-    from mskernel.ops import registry
+    from mskernel_sdk import op_registry, tensor_type
 
-    opdef = registry().get(op)
+    opdef = op_registry().get(op)
     if opdef.num_regions:
         return
     input_types = [tensor_type(dt, shape) for dt, shape in inputs]
@@ -97,8 +96,7 @@ def load() -> ModuleType:
         from . import _native
     except ImportError as exc:
         raise NativeUnavailable(f"cannot load the kernels: {exc}") from exc
-    from mskernel.ir import DType
-    from mskernel.runtime import TOKEN_VALUE, DeviceArray
+    from mskernel_sdk import TOKEN_VALUE, DType, DeviceArray
 
     _native.set_runtime_types(DeviceArray, TOKEN_VALUE, DType)
     _native.set_type_check(check_node_types)

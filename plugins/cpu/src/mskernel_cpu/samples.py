@@ -10,13 +10,12 @@ and ``tests/test_cpu_fusion.py`` checks it against the unfused graphs instead.""
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 import numpy as np
-from mskernel.testing import (
-    ACCUMULATION_RULE, Accumulation, AccumulationFn, OpSample, SampleFn, random_array,
+from mskernel_sdk import (
+    ACCUMULATION_RULE, Accumulation, OpSample, SampleFn, on_magnitudes, random_array,
 )
-from mskernel.testing.accumulation import on_magnitudes
 
 from .gemm_ops import CONV_OPDEF, MATMUL_OPDEF
 
@@ -95,7 +94,7 @@ def _with_epilogue(length: int, products: np.ndarray, bias: list[np.ndarray],
     return Accumulation(length + 1, (_STEEPEST_ACTIVATION * magnitude,))
 
 
-ACCUMULATIONS: dict[str, AccumulationFn] = {
+ACCUMULATIONS: dict[str, Callable[[OpSample], Accumulation]] = {
     CONV_OPDEF.name: _conv_accumulation,
     MATMUL_OPDEF.name: _matmul_accumulation,
 }
