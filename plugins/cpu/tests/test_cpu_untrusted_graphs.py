@@ -126,7 +126,10 @@ FUZZ = textwrap.dedent("""
         graph = b.build([v])
         (executable,) = compile_graph(graph, backends=["cpu"], options=CompileOptions(
             opt_level=2)).executables
-        return executable.optimized_graph
+        optimized = executable.optimized_graph
+        if [n.op for n in optimized.nodes] != ["cpu.fused_elementwise"]:
+            return fused_graph()  # the chain did not fuse into one node: draw another
+        return optimized
 
     def retyped(value, shape=None, dt=None):
         t = value.type
@@ -334,6 +337,9 @@ CORE_FUZZ = textwrap.dedent("""
             with np.errstate(all="ignore"):
                 try:
                     want = run_graph(graph, list(sample.args))
+                except MemoryError:  # the reference's windows span the attributes' extent
+                    counts["too large to run"] += 1
+                    continue
                 except Exception:  # noqa: BLE001
                     want = None
                 try:

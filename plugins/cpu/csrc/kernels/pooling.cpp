@@ -46,18 +46,28 @@ template <class C> C lowest() {
 
 // ---- strided windows --------------------------------------------------------------------
 
-// A pooling op's windows, and for each kw the outputs whose tap kw lies inside the input
-// along the last dim.
+// A pooling op's windows; `reach` the taps along each dim that can read inside the input
+// (tap k reads at least k * dilation - pad_lo, so the taps from ceil((in + pad_lo) / dilation)
+// on read only padding, whatever the output: the kernel attribute may be far larger than the
+// input, and work and tables are sized by the reach, never by the attribute); for each kw
+// below the reach, the outputs whose tap kw lies inside the input along the last dim.
 struct PoolWindows {
   WindowGeometry g;
+  Dims reach{1, 1, 1};
   std::vector<std::pair<int64_t, int64_t>> width_ranges;
 
   explicit PoolWindows(const KernelContext& ctx) {
     const std::vector<int64_t>& kernel = ctx.attrs.get_ints("kernel");
     g = window_geometry(spatial_dims(ctx.input(0).shape), spatial_dims(ctx.output(0).shape),
                         kernel, ctx.attrs, kernel);
-    for (int64_t kw = 0; kw < g.kernel[2]; ++kw) width_ranges.push_back(g.valid_range(2, kw));
+    for (int d = 0; d < 3; ++d) {
+      const int64_t reaching = (g.in[d] + g.pad_lo[d] + g.dilation[d] - 1) / g.dilation[d];
+      reach[d] = std::min(g.kernel[d], reaching);
+    }
+    for (int64_t kw = 0; kw < reach[2]; ++kw) width_ranges.push_back(g.valid_range(2, kw));
   }
+
+  int64_t taps() const { return WindowGeometry::product(reach); }
 };
 
 // For each plane of x [planes, *in], each output (od, oh, ow) gets
@@ -68,7 +78,7 @@ void pool_windows(const PoolWindows& windows, int64_t planes, C init, const T* x
   constexpr int64_t kChunk = 256;  // outputs of a row accumulated at once
   const WindowGeometry& g = windows.g;
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels(), step = g.stride[2];
-  parallel_for(planes, plane_grain(out_plane * g.taps()), [&](int64_t begin, int64_t end) {
+  parallel_for(planes, plane_grain(out_plane * windows.taps()), [&](int64_t begin, int64_t end) {
     C acc[kChunk];
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* xp = x + plane * in_plane;
@@ -79,13 +89,13 @@ void pool_windows(const PoolWindows& windows, int64_t planes, C init, const T* x
           for (int64_t ow0 = 0; ow0 < g.out[2]; ow0 += kChunk) {
             const int64_t count = std::min(kChunk, g.out[2] - ow0);
             std::fill(acc, acc + count, init);
-            for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+            for (int64_t kd = 0; kd < windows.reach[0]; ++kd) {
               if (!g.inside(0, od, kd)) continue;
-              for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+              for (int64_t kh = 0; kh < windows.reach[1]; ++kh) {
                 if (!g.inside(1, oh, kh)) continue;
                 const T* x_row = xp + (g.input_index(0, od, kd) * g.in[1] +
                                        g.input_index(1, oh, kh)) * g.in[2];
-                for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                for (int64_t kw = 0; kw < windows.reach[2]; ++kw) {
                   const auto [lo, hi] =
                       WindowGeometry::clip(windows.width_ranges[kw], ow0, count);
                   if (lo == hi) continue;
