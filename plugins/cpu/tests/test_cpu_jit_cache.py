@@ -26,7 +26,7 @@ pytestmark = pytest.mark.skipif(fusion_codegen.compiler() is None,
 
 #: A victim process: compiles a fused chain on the cpu backend and reports what happened.
 VICTIM = textwrap.dedent("""
-    import json, os, sys, warnings
+    import json, os, warnings
     import numpy as np
     from mskernel.hooks.host import host
     from mskernel.ir import GraphBuilder, tensor_type
