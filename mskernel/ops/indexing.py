@@ -5,7 +5,8 @@
 - ``gather_nd`` and ``scatter_nd`` (TensorFlow's) index the first ``k`` axes with index tuples
   held in the last axis of ``indices`` — the building blocks of NumPy integer-array indexing
   and of ``x.at[idx].set(...)`` / ``.add(...)`` in the frontend;
-- ``one_hot`` and ``embedding``.
+- ``one_hot`` and ``embedding``, composites (see :mod:`.primitives`): a comparison with an
+  ``iota`` selecting between two scalars, and a ``gather`` of rows.
 
 Indices have an integer dtype (signed or unsigned, any width) and must lie in ``[0, size)`` of
 the dimension they address.  IR ops take no negative indices: the frontend normalises
@@ -31,8 +32,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import InferError
-from ..ir.dtypes import DType, float32
+from ..ir.builder import GraphBuilder
+from ..ir.dtypes import DType, float32, int64
+from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
+from .compose import cast, scalar, tensor_type
 from .registry import Attr, OpDef
 from .rules import (
     broadcast_shapes, check_fill_value, normalize_axis, same_dtype, tensor, with_dim,
@@ -257,6 +261,26 @@ def _embedding(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return table[rows]
 
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_one_hot(b: GraphBuilder, indices: Value, *, depth: int, axis: int,
+                       dtype: DType, on_value: float, off_value: float) -> Value:
+    shape = tensor_type(indices).shape
+    ax = axis % (len(shape) + 1)
+    # int64 holds every index that can hit [0, depth); larger unsigned ones wrap to negatives,
+    # which hit nothing either
+    wide = cast(b, indices, int64)
+    spread = b.op("reshape", wide, shape=shape[:ax] + (1,) + shape[ax:])
+    positions = b.op("iota", shape=shape[:ax] + (depth,) + shape[ax:], axis=ax, dtype=int64)
+    hot = b.op("equal", spread, positions)
+    return b.op("where", hot, scalar(b, on_value, dtype), scalar(b, off_value, dtype))
+
+
+def _decompose_embedding(b: GraphBuilder, table: Value, ids: Value) -> Value:
+    return b.op("gather", table, ids, axis=0)
+
+
 OPS: list[OpDef] = [
     OpDef("gather", ("x", "indices"), _gather_infer, _gather, attrs=(Attr("axis", "int"),),
           doc="np.take: the slices of x at `indices` along `axis`; the result's shape is "
@@ -283,7 +307,9 @@ OPS: list[OpDef] = [
           attrs=(Attr("depth", "int"), Attr("axis", "int", -1), Attr("dtype", "dtype", float32),
                  Attr("on_value", "float", 1.0), Attr("off_value", "float", 0.0)),
           doc="on_value where the new axis (of size `depth`, at `axis`) equals the index, "
-              "off_value elsewhere; indices outside [0, depth) give all-off rows"),
+              "off_value elsewhere; indices outside [0, depth) give all-off rows",
+          decomposition=_decompose_one_hot),
     OpDef("embedding", ("table", "ids"), _embedding_infer, _embedding,
-          doc="rows of table [V, D] at integer ids of any shape; result ids.shape + [D]"),
+          doc="rows of table [V, D] at integer ids of any shape; result ids.shape + [D]",
+          decomposition=_decompose_embedding),
 ]

@@ -20,6 +20,11 @@ The reference accumulates floating sums in float64 (complex ones in complex128, 
 :func:`accumulator`) and rounds once to the input dtype, so its sums, means and variances are
 as exact as the input allows; a backend accumulating in float32 must keep its error near
 float32 rounding too (blocked or pairwise sums), whatever the axes reduced.
+
+``mean``, ``var``, ``std``, ``logsumexp`` and ``all`` are composites (see :mod:`.primitives`):
+a mean is a ``sum`` divided by the count, a variance two-pass (:func:`.compose.moments_over`),
+``logsumexp`` shifts by the finite maximum as the reference does, and ``all(x)`` is
+``not any(not x)``.  Half-precision inputs are reduced in float32 (:mod:`.compose`).
 """
 
 from __future__ import annotations
@@ -30,9 +35,15 @@ from typing import Callable, Optional
 import numpy as np
 
 from ..errors import InferError
+from ..ir.builder import GraphBuilder
 from ..ir.dtypes import int64
+from ..ir.graph import Value
 from ..ir.types import TensorType
-from .registry import Attr, OpDef
+from .compose import (
+    count, in_working_precision, mean_over, moments_over, reduction_axes, scalar, tensor_type,
+    without_axes,
+)
+from .registry import Attr, DecomposeFn, OpDef
 from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor
 
 _REDUCTION = frozenset({"reduction"})
@@ -80,7 +91,8 @@ def _no_empty_reduction(x: TensorType, axes: tuple[int, ...]) -> None:
 
 
 def _reduction(name: str, fn: Callable[..., np.ndarray], kinds: str, doc: str, *,
-               nonempty: bool = False, extra: tuple[Attr, ...] = ()) -> OpDef:
+               nonempty: bool = False, extra: tuple[Attr, ...] = (),
+               decomposition: Optional[DecomposeFn] = None) -> OpDef:
     """An op reducing ``x`` over ``axes``; ``fn(x, axes, keepdims, **extra)`` gets the
     normalised axes.  The result keeps ``x``'s dtype (bool for bool inputs)."""
 
@@ -99,7 +111,8 @@ def _reduction(name: str, fn: Callable[..., np.ndarray], kinds: str, doc: str, *
         return np.asarray(result).astype(x.dtype, copy=False)
 
     attrs = (Attr("axes", "ints?", None), Attr("keepdims", "bool", False), *extra)
-    return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc)
+    return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc,
+                 decomposition=decomposition)
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
@@ -168,20 +181,68 @@ def _arg_reduction(name: str, fn: Callable[..., np.ndarray], doc: str) -> OpDef:
     return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc)
 
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_mean(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+                    keepdims: bool) -> Value:
+    dims = reduction_axes(x, axes)
+    return without_axes(b, mean_over(b, x, dims), dims, keepdims)
+
+
+def _moment(root: bool) -> DecomposeFn:
+    """The variance (``root=False``) or standard deviation of ``x``."""
+
+    def decomposition(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+                      keepdims: bool, correction: int) -> Value:
+        dims = reduction_axes(x, axes)
+        _, var = moments_over(b, x, dims, correction)
+        return without_axes(b, b.op("sqrt", var) if root else var, dims, keepdims)
+
+    return decomposition
+
+
+def _decompose_logsumexp(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+                         keepdims: bool) -> Value:
+    dims = reduction_axes(x, axes)
+    t = tensor_type(x)
+    if count(x, dims) == 0:  # max has no identity; the sum of no exponentials is 0
+        kept = b.op("full", shape=reduced_shape(t.shape, dims, True), value=-math.inf,
+                    dtype=t.dtype)
+        return without_axes(b, kept, dims, keepdims)
+    zero = scalar(b, 0, t.dtype)
+    peak = b.op("max", x, axes=dims, keepdims=True)
+    # an infinite peak would give inf - inf; such slices are all -inf (result -inf) or hold
+    # +inf (result +inf), which the unshifted sum gets right
+    peak = b.op("where", b.op("isfinite", peak), peak, zero)
+    total = b.op("sum", b.op("exp", b.op("sub", x, peak)), axes=dims, keepdims=True)
+    return without_axes(b, b.op("add", b.op("log", total), peak), dims, keepdims)
+
+
+def _decompose_all(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+                   keepdims: bool) -> Value:
+    some_false = b.op("any", b.op("logical_not", x), axes=axes, keepdims=keepdims)
+    return b.op("logical_not", some_false)
+
+
 _CORRECTION = (Attr("correction", "int", 0),)
 
 OPS: list[OpDef] = [
     _reduction("sum", _sum, "iufc", "sum over axes, in the input dtype (integers wrap)"),
     _reduction("prod", _prod, "iufc", "product over axes, in the input dtype (integers wrap)"),
-    _reduction("mean", _mean, "fc", "arithmetic mean over axes (NaN for an empty reduction)"),
+    _reduction("mean", _mean, "fc", "arithmetic mean over axes (NaN for an empty reduction)",
+               decomposition=in_working_precision(_decompose_mean)),
     _reduction("var", _var, "f", "variance over axes, dividing by max(n - correction, 0)",
-               extra=_CORRECTION),
-    _reduction("std", _std, "f", "sqrt(var(x, axes, correction))", extra=_CORRECTION),
+               extra=_CORRECTION, decomposition=in_working_precision(_moment(root=False))),
+    _reduction("std", _std, "f", "sqrt(var(x, axes, correction))", extra=_CORRECTION,
+               decomposition=in_working_precision(_moment(root=True))),
     _reduction("max", _max, "iuf", "largest element over axes (NaN propagates)", nonempty=True),
     _reduction("min", _min, "iuf", "smallest element over axes (NaN propagates)", nonempty=True),
     _reduction("logsumexp", _logsumexp, "f",
-               "log(sum(exp(x))) over axes, computed without overflow; -inf when empty"),
-    _reduction("all", _all, "b", "true when every element over axes is true"),
+               "log(sum(exp(x))) over axes, computed without overflow; -inf when empty",
+               decomposition=in_working_precision(_decompose_logsumexp)),
+    _reduction("all", _all, "b", "true when every element over axes is true",
+               decomposition=_decompose_all),
     _reduction("any", _any, "b", "true when some element over axes is true"),
     _arg_reduction("argmax", np.argmax, "int64 index of the first largest element"),
     _arg_reduction("argmin", np.argmin, "int64 index of the first smallest element"),

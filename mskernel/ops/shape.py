@@ -7,6 +7,10 @@ Ops whose every output element is a copy of an input element carry the ``"shape"
 backend may implement them as views and a layout pass may move them freely.  All ops accept
 every dtype.  Axis attributes accept negative values, counted from the end.
 
+The composites (see :mod:`.primitives`) are all ``reshape``, ``broadcast_to``, ``slice``,
+``concat`` or ``where`` of a mask: ``squeeze``, ``expand_dims``, ``stack``, ``split``,
+``flip``, ``tile``, ``repeat``, ``tril``, ``triu`` and ``full`` (a broadcast constant).
+
 ``slice`` follows Python's slice rules exactly (``slice.indices``): out-of-range starts and
 stops are clamped, negative ones count from the end.  There is no ``None``; "to the end" is a
 stop past the end: ``stops=(2**63 - 1,)`` with a positive step, ``stops=(-2**63,)`` (any value
@@ -17,14 +21,17 @@ reverses an axis.
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 
 from ..errors import InferError
-from ..ir.dtypes import DType, dtype as to_dtype
+from ..ir.builder import GraphBuilder
+from ..ir.dtypes import DType, as_storage, dtype as to_dtype, int64
+from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
-from .registry import Attr, OpDef
+from .compose import scalar, tensor_type
+from .registry import Attr, DecomposeFn, OpDef
 from .rules import (
     check_fill_value, normalize_axes, normalize_axis, same_dtype, tensor, with_dim,
 )
@@ -410,6 +417,89 @@ def _triu(x: np.ndarray, *, k: int) -> np.ndarray:
     return np.triu(x, k)
 
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_full(b: GraphBuilder, *, shape: Shape, value: float, dtype: DType) -> Value:
+    one = as_storage(np.full((), value, dtype=dtype.storage), dtype)
+    constant = b.op("constant", value=one, dtype=dtype)
+    return b.op("broadcast_to", constant, shape=shape) if shape else constant
+
+
+def _reshaped_as(infer_shape: Callable[..., Shape]) -> DecomposeFn:
+    """A decomposition reshaping ``x`` to the shape ``infer_shape(x.shape, **attrs)`` (the op's
+    own shape rule)."""
+
+    def decomposition(b: GraphBuilder, x: Value, **attrs: object) -> Value:
+        return b.op("reshape", x, shape=infer_shape(tensor_type(x).shape, **attrs))
+
+    return decomposition
+
+
+def _decompose_stack(b: GraphBuilder, *xs: Value, axis: int) -> Value:
+    shape = tensor_type(xs[0]).shape
+    ax = axis % (len(shape) + 1)
+    rows = [b.op("reshape", x, shape=shape[:ax] + (1,) + shape[ax:]) for x in xs]
+    return b.op("concat", *rows, axis=ax)
+
+
+def _decompose_split(b: GraphBuilder, x: Value, *, axis: int,
+                     sizes: Sequence[int]) -> tuple[Value, ...]:
+    ax = axis % tensor_type(x).rank
+    starts = np.cumsum((0, *sizes[:-1]))
+    return tuple(b.op("slice", x, starts=(int(start),), stops=(int(start) + size,), axes=(ax,))
+                 for start, size in zip(starts, sizes))
+
+
+def _decompose_flip(b: GraphBuilder, x: Value, *, axes: Optional[Sequence[int]]) -> Value:
+    dims = normalize_axes(axes, tensor_type(x).rank)
+    if not dims:
+        return x
+    n = len(dims)  # x[-1::-1] on each axis: a stop at or below -size - 1 runs to the start
+    return b.op("slice", x, starts=(-1,) * n, stops=(-2**63,) * n, steps=(-1,) * n, axes=dims)
+
+
+def _decompose_tile(b: GraphBuilder, x: Value, *, reps: Sequence[int]) -> Value:
+    shape = tensor_type(x).shape
+    rank = max(len(reps), len(shape))
+    dims = (1,) * (rank - len(shape)) + shape
+    copies = (1,) * (rank - len(reps)) + tuple(reps)
+    # each axis d becomes (copies, d), the copies broadcast, then the pairs merge: the copy
+    # index varies slowest, as np.tile lays them out
+    spread = b.op("reshape", x, shape=tuple(v for d in dims for v in (1, d)))
+    copied = b.op("broadcast_to", spread,
+                  shape=tuple(v for d, r in zip(dims, copies) for v in (r, d)))
+    return b.op("reshape", copied, shape=tuple(d * r for d, r in zip(dims, copies)))
+
+
+def _decompose_repeat(b: GraphBuilder, x: Value, *, repeats: int,
+                      axis: Optional[int]) -> Value:
+    if axis is None:
+        x = b.op("reshape", x, shape=(tensor_type(x).size,))
+        axis = 0
+    shape = tensor_type(x).shape
+    ax = axis % len(shape)
+    # each element gets a new axis of its copies, right after its own
+    spread = b.op("reshape", x, shape=shape[:ax + 1] + (1,) + shape[ax + 1:])
+    copied = b.op("broadcast_to", spread, shape=shape[:ax + 1] + (repeats,) + shape[ax + 1:])
+    return b.op("reshape", copied, shape=with_dim(shape, ax, shape[ax] * repeats))
+
+
+def _triangle(keep: str) -> DecomposeFn:
+    """Keep element (i, j) of the last two axes where ``keep(j - i, k)`` (``less_equal``
+    for tril, ``greater_equal`` for triu); zero the others."""
+
+    def decomposition(b: GraphBuilder, x: Value, *, k: int) -> Value:
+        t = tensor_type(x)
+        plane = t.shape[-2:]
+        rows = b.op("iota", shape=plane, axis=0, dtype=int64)
+        cols = b.op("iota", shape=plane, axis=1, dtype=int64)
+        kept = b.op(keep, b.op("sub", cols, rows), scalar(b, k, int64))
+        return b.op("where", kept, x, scalar(b, 0, t.dtype))
+
+    return decomposition
+
+
 OPS: list[OpDef] = [
     # creation
     OpDef("constant", (), _constant_infer, _constant,
@@ -418,7 +508,8 @@ OPS: list[OpDef] = [
               "(a bfloat16 constant is a float32 array of bfloat16-rounded values)"),
     OpDef("full", (), _full_infer, _full,
           attrs=(Attr("shape", "ints"), Attr("value", "float"), Attr("dtype", "dtype")),
-          doc="a tensor of `shape` filled with `value`, which must be representable in `dtype`"),
+          doc="a tensor of `shape` filled with `value`, which must be representable in `dtype`",
+          decomposition=_decompose_full),
     OpDef("iota", (), _iota_infer, _iota,
           attrs=(Attr("shape", "ints"), Attr("axis", "int"), Attr("dtype", "dtype")),
           doc="0, 1, ..., n-1 along `axis`, repeated along the other axes "
@@ -434,28 +525,33 @@ OPS: list[OpDef] = [
     OpDef("concat", ("*xs",), _concat_infer, _concat, attrs=(Attr("axis", "int"),), traits=SHAPE,
           doc="join tensors of one dtype along an existing axis; other dims must match"),
     OpDef("stack", ("*xs",), _stack_infer, _stack, attrs=(Attr("axis", "int"),), traits=SHAPE,
-          doc="join tensors of one shape and dtype along a new axis"),
+          doc="join tensors of one shape and dtype along a new axis",
+          decomposition=_decompose_stack),
     OpDef("split", ("x",), _split_infer, _split,
           attrs=(Attr("axis", "int"), Attr("sizes", "ints")), traits=SHAPE,
           doc="cut `axis` into consecutive pieces of `sizes` (summing to its size); "
-              "always returns a tuple"),
+              "always returns a tuple", decomposition=_decompose_split),
     OpDef("slice", ("x",), _slice_infer, _slice,
           attrs=(Attr("starts", "ints"), Attr("stops", "ints"), Attr("steps", "ints?", None),
                  Attr("axes", "ints?", None)), traits=SHAPE,
           doc="x[start:stop:step] on each listed axis (all axes when `axes` is None) with "
               "Python's rules; steps default to 1; see the module doc for 'to the end'"),
     OpDef("squeeze", ("x",), _squeeze_infer, _squeeze, attrs=(Attr("axes", "ints?", None),),
-          traits=SHAPE, doc="remove the listed size-1 axes (None: every size-1 axis)"),
+          traits=SHAPE, doc="remove the listed size-1 axes (None: every size-1 axis)",
+          decomposition=_reshaped_as(_squeezed_shape)),
     OpDef("expand_dims", ("x",), _expand_dims_infer, _expand_dims, attrs=(Attr("axes", "ints"),),
-          traits=SHAPE, doc="insert size-1 axes at `axes`, positions in the output"),
+          traits=SHAPE, doc="insert size-1 axes at `axes`, positions in the output",
+          decomposition=_reshaped_as(_expanded_shape)),
     OpDef("tile", ("x",), _tile_infer, _tile, attrs=(Attr("reps", "ints"),), traits=SHAPE,
           doc="repeat the whole tensor reps[i] times along axis i (np.tile; shorter of "
-              "reps/shape is padded with leading 1s)"),
+              "reps/shape is padded with leading 1s)", decomposition=_decompose_tile),
     OpDef("flip", ("x",), _flip_infer, _flip, attrs=(Attr("axes", "ints?", None),),
-          traits=SHAPE, doc="reverse the order of elements along `axes` (None: all)"),
+          traits=SHAPE, doc="reverse the order of elements along `axes` (None: all)",
+          decomposition=_decompose_flip),
     OpDef("repeat", ("x",), _repeat_infer, _repeat,
           attrs=(Attr("repeats", "int"), Attr("axis", "int?", None)), traits=SHAPE,
-          doc="repeat each element `repeats` times along `axis` (None: of the flattened input)"),
+          doc="repeat each element `repeats` times along `axis` (None: of the flattened input)",
+          decomposition=_decompose_repeat),
     # filling
     OpDef("pad", ("x",), _pad_infer, _pad,
           attrs=(Attr("pads", "ints"), Attr("mode", "str", "constant"),
@@ -465,7 +561,9 @@ OPS: list[OpDef] = [
               "fills with `value`, 'reflect' mirrors without repeating the edge and 'edge' "
               "repeats it (np.pad's modes, pads larger than the axis included)"),
     OpDef("tril", ("x",), _triangle_infer, _tril, attrs=(Attr("k", "int", 0),),
-          doc="zero the elements above diagonal k of the last two axes"),
+          doc="zero the elements above diagonal k of the last two axes",
+          decomposition=_triangle("less_equal")),
     OpDef("triu", ("x",), _triangle_infer, _triu, attrs=(Attr("k", "int", 0),),
-          doc="zero the elements below diagonal k of the last two axes"),
+          doc="zero the elements below diagonal k of the last two axes",
+          decomposition=_triangle("greater_equal")),
 ]

@@ -5,7 +5,8 @@ Order.  Sorts are stable: equal elements keep their input order, in descending s
 sorts as in NumPy — after every number in ascending order — so it comes first in descending
 order (NaN counts as the largest value, as in PyTorch).  ``topk`` picks what a stable sort
 would: ties go to the lower index and NaN counts as the largest value.  The ordering ops accept
-bool, integer and float tensors; complex numbers have no order.
+bool, integer and float tensors; complex numbers have no order.  ``argsort`` is the primitive:
+``sort`` and ``topk`` are composites (see :mod:`.primitives`) taking elements along its order.
 
 Scans.  ``cumsum`` and ``cumprod`` accept numeric tensors and keep their dtype (integers wrap
 around); float and complex inputs accumulate in float64 / complex128 and are rounded once to
@@ -22,7 +23,9 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InferError
+from ..ir.builder import GraphBuilder
 from ..ir.dtypes import int64
+from ..ir.graph import Value
 from ..ir.types import TensorType
 from .registry import Attr, OpDef
 from .rules import normalize_axis, require_kind, tensor, with_dim
@@ -122,16 +125,35 @@ _SCAN_ATTRS = (Attr("axis", "int"), Attr("reverse", "bool", False),
 _numeric_scan = _scan_infer(NUMERIC, "a numeric (cast bool to an integer type first)")
 _ordered_scan = _scan_infer(ORDERED, "a bool, integer or float (complex values have no order)")
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_sort(b: GraphBuilder, x: Value, *, axis: int, descending: bool) -> Value:
+    order = b.op("argsort", x, axis=axis, descending=descending)
+    return b.op("take_along_axis", x, order, axis=axis)
+
+
+def _decompose_topk(b: GraphBuilder, x: Value, *, k: int, axis: int, largest: bool,
+                    sorted: bool) -> tuple[Value, Value]:
+    order = b.op("argsort", x, axis=axis, descending=largest)
+    picked = b.op("slice", order, starts=(0,), stops=(k,), axes=(axis,))
+    if not sorted:  # the k picks in index order
+        picked = b.op("sort", picked, axis=axis, descending=False)
+    return b.op("take_along_axis", x, picked, axis=axis), picked
+
+
 OPS: list[OpDef] = [
     OpDef("sort", ("x",), _sort_infer, _sort, attrs=_SORT_ATTRS,
-          doc="x sorted stably along `axis`; NaN is the largest value"),
+          doc="x sorted stably along `axis`; NaN is the largest value",
+          decomposition=_decompose_sort),
     OpDef("argsort", ("x",), _argsort_infer, _argsort, attrs=_SORT_ATTRS,
           doc="int64 indices that sort x stably along `axis` (take_along_axis gives sort)"),
     OpDef("topk", ("x",), _topk_infer, _topk,
           attrs=(Attr("k", "int"), Attr("axis", "int", -1), Attr("largest", "bool", True),
                  Attr("sorted", "bool", True)),
           doc="(values, int64 indices) of the k largest (smallest if not `largest`) elements "
-              "along `axis`; ties go to the lower index; sorted=False keeps them in index order"),
+              "along `axis`; ties go to the lower index; sorted=False keeps them in index order",
+          decomposition=_decompose_topk),
     OpDef("cumsum", ("x",), _numeric_scan, _cumulative(np.add, 0), attrs=_SCAN_ATTRS,
           doc="running sum along `axis`; `reverse` scans from the end, `exclusive` omits "
               "each element from its own sum"),

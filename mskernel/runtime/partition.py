@@ -6,6 +6,8 @@ backend (the first one) cannot run has fallen back; the policy decides whether t
 silently, with a warning, or refused.  Nodes are then grouped into segments — maximal runs on
 one backend, found by a topological order that stays on the current backend as long as it can
 — and every tensor that crosses from one segment to another is a transfer, counted in bytes.
+Before placing, composite nodes the preferred backend does not claim are expanded into
+primitives it runs where their decompositions allow (:mod:`.expand`), so they do not fall back.
 The plan is data: :meth:`PartitionPlan.explain` prints it before anything runs.
 """
 
@@ -13,12 +15,13 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Optional, Sequence
 
 from ..errors import BackendError
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType
 from .backend import Backend, FallbackPolicy
+from .expand import Expansion, expand_composites
 
 
 class FallbackWarning(UserWarning):
@@ -62,6 +65,9 @@ class PartitionPlan:
     segments: tuple[Segment, ...]
     transfers: tuple[Transfer, ...]
     policy: FallbackPolicy
+    #: composite nodes of the partitioned graph replaced by primitives the preferred backend
+    #: runs (``graph`` holds the replacements)
+    expansions: tuple[Expansion, ...] = ()
 
     @property
     def fallbacks(self) -> list[Placement]:
@@ -142,15 +148,26 @@ def _segments(graph: Graph, placements: Sequence[Placement]) -> list[tuple[str, 
     return runs
 
 
-def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy = "warn") -> PartitionPlan:
-    """Place ``graph``'s nodes and cut it into per-backend segments."""
+def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy = "warn", *,
+              registry: Any = None) -> PartitionPlan:
+    """Expand the composites the preferred backend does not claim, place the nodes and cut
+    the graph into per-backend segments.  ``registry`` holds the ops' decompositions (the
+    process's op registry by default)."""
+    expansions: tuple[Expansion, ...] = ()
+    if backends:
+        if registry is None:
+            from ..ops import registry as process_registry
+
+            registry = process_registry()
+        expanded = expand_composites(graph, backends[0].capabilities(), registry)
+        graph, expansions = expanded.graph, expanded.expansions
     placements = place(graph, backends, policy)
     runs = _segments(graph, placements)
     names = tuple(b.name for b in backends)
     if len({backend for backend, _ in runs}) <= 1:  # one backend: the graph is the segment
         backend = runs[0][0] if runs else names[0]
         whole = Segment(backend, graph, tuple(range(len(graph.nodes))))
-        return PartitionPlan(graph, names, tuple(placements), (whole,), (), policy)
+        return PartitionPlan(graph, names, tuple(placements), (whole,), (), policy, expansions)
     defined_in: dict[Value, int] = {}
     for s, (_, indices) in enumerate(runs):
         for i in indices:
@@ -181,4 +198,5 @@ def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy 
             source = runs[defined_in[v]][0] if v in defined_in else None
             if source is not None and source != backend:
                 transfers.append(Transfer(v, source, backend))
-    return PartitionPlan(graph, names, tuple(placements), tuple(segments), tuple(transfers), policy)
+    return PartitionPlan(graph, names, tuple(placements), tuple(segments), tuple(transfers),
+                         policy, expansions)

@@ -33,10 +33,13 @@ def explain_plan(plan: "PartitionPlan") -> str:
         f"fallback policy '{plan.policy}'",
         "",
     ]
+    origin = {id(n): e.node.op for e in plan.expansions for n in e.nodes}
     rows = [("#", "op", "backend", "types", "note")]
     for i, p in enumerate(plan.placements):
         types = ", ".join(str(v.type) for v in p.node.outputs)
         note = f"fallback: {p.fallback_reason}" if p.fallback_reason else ""
+        if id(p.node) in origin:
+            note = f"{note} from {origin[id(p.node)]}".strip()
         if p.node.loc:
             note = f"{note} [{p.node.loc}]".strip()
         rows.append((str(i), p.node.op, p.backend, types, note))
@@ -49,6 +52,11 @@ def explain_plan(plan: "PartitionPlan") -> str:
         idx = seg.node_indices
         span = f"nodes {min(idx)}..{max(idx)}" if idx else "no nodes"
         lines.append(f"  [{k}] {seg.backend}: {len(idx)} node(s), {span}")
+    lines.append(f"decomposed: {len(plan.expansions)} composite node(s) for "
+                 f"'{plan.backends[0] if plan.backends else '-'}'")
+    for e in plan.expansions:
+        ops = ", ".join(n.op for n in e.nodes) or "no nodes"
+        lines.append(f"  '{e.node.op}'{e.node.where()} -> {len(e.nodes)} node(s): {ops}")
     lines.append(f"fallbacks: {len(plan.fallbacks)}")
     lines.append(f"transfers: {len(plan.transfers)} ({_size(plan.transfer_bytes)})")
     for t in plan.transfers:
