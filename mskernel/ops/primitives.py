@@ -95,8 +95,7 @@ def render(registry: OpRegistry) -> str:
     """``docs/ops.md``: the primitives and the composites (with what each decomposes into,
     for its first sample) family by family."""
     from ..runtime.expand import decompose
-    from ..testing import sample_graph
-    from ..testing.samples import samples_for
+    from ..testing import sample_graph, samples_for
 
     prims = [(f, op) for f, op in core_ops(registry) if op.primitive]
     comps = [(f, op) for f, op in core_ops(registry) if not op.primitive]

@@ -30,7 +30,7 @@ a mean is a ``sum`` divided by the count, a variance two-pass (:func:`.compose.m
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
@@ -44,6 +44,10 @@ from .compose import (
     without_axes,
 )
 from .registry import Attr, DecomposeFn, OpDef
+from .samples import (
+    COMPLEX, FLOATS, INTEGERS, OpSample, SampleFn, accumulation_tolerance, dtype_cases,
+    random_array,
+)
 from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor
 
 _REDUCTION = frozenset({"reduction"})
@@ -247,3 +251,97 @@ OPS: list[OpDef] = [
     _arg_reduction("argmax", np.argmax, "int64 index of the first largest element"),
     _arg_reduction("argmin", np.argmin, "int64 index of the first smallest element"),
 ]
+
+
+# --- samples (attached to the ops under the "samples" rule kind by mskernel.ops.core) --------
+# Samples for the reduction ops: every op on each dtype family it accepts, over all axes,
+# one axis, several and negative axes, no axes, with and without ``keepdims``, on scalars and
+# on size-1 and size-0 dimensions (reducing a size-0 axis only where the op has an identity).
+#
+# The first dtype of each op runs every case; the other dtypes run two of them, which keeps the
+# table small while every (op, dtype) pair is still covered.
+
+
+# (shape, axes, keepdims); the last two reduce a size-0 axis.
+_CASES: tuple[tuple[tuple[int, ...], Optional[tuple[int, ...]], bool], ...] = (
+    ((2, 3, 4), (0, -1), True),
+    ((3, 4), None, False),
+    ((3, 4), None, True),
+    ((2, 3, 4), (1,), False),
+    ((2, 3, 4), (-2,), True),
+    ((4, 3), (), False),
+    ((), None, False),
+    ((1, 5), (0,), False),
+    ((0, 3), (1,), True),
+    ((0, 3), (0,), False),
+    ((2, 0), None, True),
+)
+_NONEMPTY_CASES = _CASES[:-2]
+
+# (shape, axis, keepdims) for argmax/argmin.
+_ARG_CASES: tuple[tuple[tuple[int, ...], Optional[int], bool], ...] = (
+    ((3, 4), None, False),
+    ((3, 4), None, True),
+    ((2, 3, 4), 1, False),
+    ((2, 3, 4), -1, True),
+    ((), None, False),
+    ((1, 5), 0, False),
+    ((0, 3), 1, True),
+)
+
+
+def _reduction_samples(op: str, dtypes: tuple[str, ...], *, nonempty: bool = False,
+               accumulates: bool = True, **attrs: Any) -> SampleFn:
+    cases = _NONEMPTY_CASES if nonempty else _CASES
+
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        for dt, (shape, axes, keepdims) in dtype_cases(dtypes, cases):
+            tolerance = accumulation_tolerance(dt) if accumulates else {}
+            yield OpSample(op, (random_array(rng, shape, dt),),
+                           {"axes": axes, "keepdims": keepdims, **attrs},
+                           dtypes=(dt,), **tolerance)
+    return fn
+
+
+def _moment_samples(op: str) -> SampleFn:
+    plain = _reduction_samples(op, FLOATS)
+    corrected = _reduction_samples(op, ("float32", "float64"), correction=1)
+
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        yield from plain(rng)
+        yield from corrected(rng)
+        yield OpSample(op, (random_array(rng, (2, 5), "float64"),),
+                       {"axes": (1,), "correction": 5}, label="correction-beyond-count")
+    return fn
+
+
+def _logsumexp_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    yield from _reduction_samples("logsumexp", FLOATS)(rng)
+    inf = np.inf
+    x = np.array([[-inf, -inf, -inf], [-inf, 1.0, 2.0], [inf, 0.0, -inf], [80.0, 90.0, 100.0]])
+    for dt in ("float32", "float64"):
+        yield OpSample("logsumexp", (x.astype(dt),), {"axes": (1,)}, label="infinities")
+
+
+def _arg_reduction_samples(op: str) -> SampleFn:
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        for dt, (shape, axis, keepdims) in dtype_cases(FLOATS + INTEGERS, _ARG_CASES):
+            yield OpSample(op, (random_array(rng, shape, dt),),
+                           {"axis": axis, "keepdims": keepdims}, dtypes=(dt,))
+    return fn
+
+
+SAMPLES: dict[str, SampleFn] = {
+    "sum": _reduction_samples("sum", FLOATS + INTEGERS + COMPLEX),
+    "prod": _reduction_samples("prod", FLOATS + INTEGERS + COMPLEX),
+    "mean": _reduction_samples("mean", FLOATS + COMPLEX),
+    "var": _moment_samples("var"),
+    "std": _moment_samples("std"),
+    "logsumexp": _logsumexp_samples,
+    "max": _reduction_samples("max", FLOATS + INTEGERS, nonempty=True, accumulates=False),
+    "min": _reduction_samples("min", FLOATS + INTEGERS, nonempty=True, accumulates=False),
+    "all": _reduction_samples("all", ("bool",), accumulates=False),
+    "any": _reduction_samples("any", ("bool",), accumulates=False),
+    "argmax": _arg_reduction_samples("argmax"),
+    "argmin": _arg_reduction_samples("argmin"),
+}

@@ -15,8 +15,7 @@ from mskernel.ops import registry
 from mskernel.runtime import Capabilities
 from mskernel.runtime.expand import expand_composites
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import OpSample, assert_close, sample_graph
-from mskernel.testing.samples import samples_for
+from mskernel.testing import OpSample, assert_close, sample_graph, samples_for
 
 CORE = [op for op in registry() if op.owner == "mskernel"]
 COMPOSITES = sorted(op.name for op in CORE if not op.primitive)

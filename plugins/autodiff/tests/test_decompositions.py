@@ -12,8 +12,7 @@ from mskernel.frontend.tensor import Tensor
 from mskernel.ops import registry, rule_registry
 from mskernel.runtime import Capabilities
 from mskernel.runtime.expand import expand_composites
-from mskernel.testing import OpSample, assert_close, sample_graph
-from mskernel.testing.samples import samples_for
+from mskernel.testing import OpSample, assert_close, sample_graph, samples_for
 from mskernel_autodiff.control import region_vjp
 
 SAMPLES_PER_OP = 4

@@ -40,8 +40,8 @@ from mskernel.frontend.jit import jit
 from mskernel.frontend.tensor import Tensor
 from mskernel.ir.dtypes import dtype as to_dtype
 from mskernel.ops import registry, rule_registry
-from mskernel.testing.samples import samples_for
 from mskernel_autodiff import api, rules
+from mskernel.testing import samples_for
 
 H = 1e-6
 H_HIGHER = 1e-5

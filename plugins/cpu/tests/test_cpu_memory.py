@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing.samples.control import region
+from mskernel.testing import region
 
 from mskernel_cpu.memory import ALIGNMENT, BufferRequest, aligned, plan_memory
 

@@ -15,7 +15,7 @@ from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.types import TOKEN, RefType
 from mskernel.runtime import TOKEN_VALUE, CompileOptions, DeviceArray, RefCell
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing.samples.control import region
+from mskernel.testing import region
 
 from mskernel_cpu.native import load
 

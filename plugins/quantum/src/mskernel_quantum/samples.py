@@ -1,5 +1,5 @@
-"""Samples of the quantum ops in the form of the core's op sample table
-(:mod:`mskernel.testing.samples`): op name → function of a seeded generator yielding
+"""Samples of the quantum ops in the form of the core's op samples
+(:mod:`mskernel.ops.samples`): op name → function of a seeded generator yielding
 :class:`~mskernel.testing.OpSample`.  They drive this plugin's op-table tests and can drive a
 backend's conformance run."""
 
