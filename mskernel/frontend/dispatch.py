@@ -2,9 +2,11 @@
 
 Eager mode compiles a one-node graph per (backend, op, input types, attributes) the first time
 it is seen and caches the executable, so a repeated op costs a dictionary lookup and one
-``Executable.run``.  An op the tensors' backend cannot run is placed on the next capable
-backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow / warn / deny, default warn),
-with its inputs and outputs transferred — the same rule the partitioner applies to graphs.
+``Executable.run``.  A composite op the tensors' backend does not claim runs there as its
+decomposition when the backend runs every op of it; any other op the backend cannot run is
+placed on the next capable backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow /
+warn / deny, default warn), with its inputs and outputs transferred — the same rules the
+partitioner applies to graphs.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, attr_key
 from ..runtime.backend import Backend, CompileOptions, DeviceArray
 from ..runtime.executor import transfer
+from ..runtime.expand import expand_composites
 from ..runtime.partition import FallbackWarning
 from .device import current_device
 from .source import user_location
@@ -201,6 +204,11 @@ def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[s
         node, multi = builder.make_node(op, inputs, attrs, regions=regions, loc=user_location())
     builder.append(node)
     graph = builder.build(list(node.outputs))
+    capabilities = home.capabilities()
+    if not capabilities.supports(node):  # a composite may run on home as its decomposition
+        expanded = expand_composites(graph, capabilities, builder.registry)
+        if expanded.expansions:
+            return _EagerKernel(home.compile(expanded.graph, _EAGER_OPTIONS), home, home, multi)
     runs_on = _capable_backend(home, node, op)
     return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi)
 
