@@ -1,7 +1,7 @@
 """Building blocks of decompositions (:attr:`~mskernel.ops.registry.OpDef.decomposition`):
 scalars, the precision the reference computes in, and the statistics several composites share.
 
-Each helper takes the :class:`~mskernel.ir.builder.GraphBuilder` ``b`` a decomposition
+Each helper takes the :class:`~mskernel.ops.registry.Emitter` ``b`` a decomposition
 receives and emits core ops through it.
 
 Precision.  A decomposition computes in the precision its op's reference computes in, so a
@@ -26,11 +26,10 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType, bfloat16, float16, float32
 from ..ir.graph import Value
 from ..ir.types import TensorType
-from .registry import DecomposeFn
+from .registry import DecomposeFn, Emitter
 from .rules import normalize_axes, reduced_shape
 
 
@@ -40,17 +39,17 @@ def tensor_type(value: Value) -> TensorType:
     return value.type
 
 
-def scalar(b: GraphBuilder, value: float, dtype: DType) -> Value:
+def scalar(b: Emitter, value: float, dtype: DType) -> Value:
     """A rank-0 ``full`` of ``dtype``; broadcasting stretches it to any operand."""
     return b.op("full", shape=(), value=value, dtype=dtype)
 
 
-def cast(b: GraphBuilder, x: Value, dtype: DType) -> Value:
+def cast(b: Emitter, x: Value, dtype: DType) -> Value:
     """``x`` as ``dtype`` (``x`` itself when it has that dtype already)."""
     return x if tensor_type(x).dtype is dtype else b.op("cast", x, dtype=dtype)
 
 
-def working(b: GraphBuilder, x: Value, *, widen_float16: bool = True) -> Value:
+def working(b: Emitter, x: Value, *, widen_float16: bool = True) -> Value:
     """``x`` in the precision the reference computes it in: bfloat16 in float32, float16 in
     float32 unless ``widen_float16=False`` (NumPy arithmetic on float16 arrays), others as
     they are."""
@@ -60,7 +59,7 @@ def working(b: GraphBuilder, x: Value, *, widen_float16: bool = True) -> Value:
     return x
 
 
-def rounded(b: GraphBuilder, y: Value, dtype: DType) -> Value:
+def rounded(b: Emitter, y: Value, dtype: DType) -> Value:
     """The result ``y`` of a :func:`working` computation rounded to the op's ``dtype``."""
     return cast(b, y, dtype)
 
@@ -75,7 +74,7 @@ def count(x: Value, axes: tuple[int, ...]) -> int:
     return math.prod(tensor_type(x).shape[a] for a in axes)
 
 
-def without_axes(b: GraphBuilder, kept: Value, axes: tuple[int, ...], keepdims: bool) -> Value:
+def without_axes(b: Emitter, kept: Value, axes: tuple[int, ...], keepdims: bool) -> Value:
     """A reduction's result computed with ``keepdims=True``, as the op returns it."""
     if keepdims:
         return kept
@@ -83,14 +82,14 @@ def without_axes(b: GraphBuilder, kept: Value, axes: tuple[int, ...], keepdims: 
     return b.op("reshape", kept, shape=reduced_shape(t.shape, axes, False))
 
 
-def mean_over(b: GraphBuilder, x: Value, axes: tuple[int, ...]) -> Value:
+def mean_over(b: Emitter, x: Value, axes: tuple[int, ...]) -> Value:
     """The mean of ``x`` over ``axes``, the axes kept as size 1 (NaN when empty, as 0/0)."""
     dt = tensor_type(x).dtype
     total = b.op("sum", x, axes=axes, keepdims=True)
     return b.op("div", total, scalar(b, count(x, axes), dt))
 
 
-def moments_over(b: GraphBuilder, x: Value, axes: tuple[int, ...],
+def moments_over(b: Emitter, x: Value, axes: tuple[int, ...],
             correction: int = 0) -> tuple[Value, Value]:
     """Mean and variance of ``x`` over ``axes``, two-pass, the axes kept as size 1; the
     variance divides by ``max(n - correction, 0)``."""
@@ -106,7 +105,7 @@ def in_working_precision(fn: DecomposeFn, *, widen_float16: bool = True) -> Deco
     """The decomposition ``fn`` of an op whose outputs have its first input's dtype, run on
     its inputs in :func:`working` precision and with its results :func:`rounded` back."""
 
-    def decomposition(b: GraphBuilder, *inputs: Value, **attrs: Any) -> Any:
+    def decomposition(b: Emitter, *inputs: Value, **attrs: Any) -> Any:
         dt = tensor_type(inputs[0]).dtype
         out = fn(b, *(working(b, x, widen_float16=widen_float16) for x in inputs), **attrs)
         if isinstance(out, tuple):

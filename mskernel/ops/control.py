@@ -26,13 +26,13 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 import numpy as np
 
 from ..errors import InferError, MskernelError
-from ..ir.dtypes import bool_
 from ..ir.builder import GraphBuilder
+from ..ir.dtypes import bool_
 from ..ir.graph import Graph, Value
 from ..ir.types import TOKEN, RefType, TensorType, Type, tensor_type
 from ..runtime.state import TOKEN_VALUE, RefCell
-from .registry import Attr, OpDef
 from . import samples
+from .registry import Attr, OpDef
 from .samples import Body, OpSample, SampleFn, random_array
 
 _PRED = TensorType(bool_, ())
@@ -141,9 +141,9 @@ def _if_samples(rng: np.random.Generator) -> Iterator[OpSample]:
         for pred in (True, False):
             yield OpSample("If", (_pred(pred), x, n), regions=(then_region, else_region))
     cell_type = tensor_type("f64", (2,))
-    types = (RefType(cell_type), cell_type, TOKEN)
-    store = samples.region("then", types, lambda b, v: (b.op("ref_store", v[0], v[1], v[2]),))
-    keep = samples.region("else", types, lambda b, v: (v[2],))
+    stateful = (RefType(cell_type), cell_type, TOKEN)
+    store = samples.region("then", stateful, lambda b, v: (b.op("ref_store", v[0], v[1], v[2]),))
+    keep = samples.region("else", stateful, lambda b, v: (v[2],))
     for pred in (True, False):
         cell = RefCell(cell_type, random_array(rng, (2,), "float64"))
         value = random_array(rng, (2,), "float64")
@@ -166,9 +166,9 @@ def _counters(limit: int) -> tuple[np.ndarray, ...]:
     return tuple(np.array(c, np.int32) for c in (0, 1, limit))
 
 
-def _store_cos(b: GraphBuilder, carried: list[Value]) -> Sequence[Value]:
+def _store_cos(b: GraphBuilder, carried: list[Value]) -> Sequence[Any]:
     ref, x, token = carried
-    y = b.op("cos", x)
+    y: Value = b.op("cos", x)  # type: ignore[assignment]  # a one-output op
     return ref, y, b.op("ref_store", ref, y, token)
 
 

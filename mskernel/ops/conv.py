@@ -33,8 +33,8 @@ from ..errors import InferError
 from ..ir.types import Shape, TensorType
 from .windows import Window, pad, per_dim, spatial_rank
 from .registry import Attr, OpDef
-from .samples import FLOATS, OpSample, SampleFn, random_array
 from .rules import FLOAT, require_kind, same_dtype, tensor, widened
+from .samples import FLOATS, OpSample, SampleFn, random_array
 
 Ints = Optional[Sequence[int]]
 

@@ -14,17 +14,16 @@ from typing import Callable, Iterator, Optional
 import numpy as np
 
 from ..errors import InferError
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType, as_storage, bool_, complex64, float32, float64
 from ..ir.graph import Value
 from ..ir.types import TensorType
 from .compose import in_working_precision, scalar, tensor_type
-from .registry import Attr, DecomposeFn, OpDef
-from .samples import OpSample, SampleFn, random_array
+from .registry import Attr, DecomposeFn, Emitter, OpDef
 from .rules import (
     ANY, BOOL, FLOAT, INEXACT, INT_OR_BOOL, INTEGER, KIND_WORDS, NUMERIC, REAL,
     broadcast_shapes, require_kind, same_dtype, tensor,
 )
+from .samples import OpSample, SampleFn, random_array
 
 #: op name → (arity, accepted kinds) of the ops made by :func:`unary` and :func:`binary`,
 #: for tests and conformance kits that generate inputs.
@@ -188,24 +187,24 @@ def _sign(x: np.ndarray) -> np.ndarray:
 # --- decompositions (see OpDef.decomposition) --------------------------------------------
 
 
-def _like(b: GraphBuilder, x: Value, value: float) -> Value:
+def _like(b: Emitter, x: Value, value: float) -> Value:
     """A scalar of ``x``'s dtype."""
     return scalar(b, value, tensor_type(x).dtype)
 
 
-def _decompose_sub(b: GraphBuilder, x: Value, y: Value) -> Value:
+def _decompose_sub(b: Emitter, x: Value, y: Value) -> Value:
     return b.op("add", x, b.op("neg", y))  # IEEE defines x - y as x + (-y); integers wrap alike
 
 
-def _decompose_square(b: GraphBuilder, x: Value) -> Value:
+def _decompose_square(b: Emitter, x: Value) -> Value:
     return b.op("mul", x, x)
 
 
-def _decompose_rsqrt(b: GraphBuilder, x: Value) -> Value:
+def _decompose_rsqrt(b: Emitter, x: Value) -> Value:
     return b.op("div", _like(b, x, 1), b.op("sqrt", x))
 
 
-def _decompose_sign(b: GraphBuilder, x: Value) -> Value:
+def _decompose_sign(b: Emitter, x: Value) -> Value:
     if tensor_type(x).dtype.is_complex:  # x / |x|, 0 at 0, as the reference
         mag = b.op("abs", x)
         zero = b.op("equal", mag, _like(b, mag, 0))
@@ -219,15 +218,15 @@ def _decompose_sign(b: GraphBuilder, x: Value) -> Value:
     return b.op("where", b.op("greater", x, _like(b, x, 0)), _like(b, x, 1), rest)
 
 
-def _decompose_ceil(b: GraphBuilder, x: Value) -> Value:
+def _decompose_ceil(b: Emitter, x: Value) -> Value:
     return b.op("neg", b.op("floor", b.op("neg", x)))
 
 
-def _decompose_trunc(b: GraphBuilder, x: Value) -> Value:
+def _decompose_trunc(b: Emitter, x: Value) -> Value:
     return b.op("where", b.op("less", x, _like(b, x, 0)), b.op("ceil", x), b.op("floor", x))
 
 
-def _decompose_sigmoid(b: GraphBuilder, x: Value) -> Value:
+def _decompose_sigmoid(b: Emitter, x: Value) -> Value:
     e = b.op("exp", b.op("neg", b.op("abs", x)))
     one = _like(b, x, 1)
     total = b.op("add", one, e)
@@ -235,20 +234,20 @@ def _decompose_sigmoid(b: GraphBuilder, x: Value) -> Value:
     return b.op("where", nonnegative, b.op("div", one, total), b.op("div", e, total))
 
 
-def _decompose_softplus(b: GraphBuilder, x: Value) -> Value:
+def _decompose_softplus(b: Emitter, x: Value) -> Value:
     tail = b.op("log1p", b.op("exp", b.op("neg", b.op("abs", x))))
     return b.op("add", b.op("relu", x), tail)
 
 
-def _decompose_relu(b: GraphBuilder, x: Value) -> Value:
+def _decompose_relu(b: Emitter, x: Value) -> Value:
     return b.op("maximum", x, _like(b, x, 0))
 
 
-def _decompose_silu(b: GraphBuilder, x: Value) -> Value:
+def _decompose_silu(b: Emitter, x: Value) -> Value:
     return b.op("mul", x, b.op("sigmoid", x))
 
 
-def _decompose_gelu(b: GraphBuilder, x: Value, approximate: str) -> Value:
+def _decompose_gelu(b: Emitter, x: Value, approximate: str) -> Value:
     if approximate == "tanh":
         cube = b.op("pow", x, _like(b, x, 3))
         inner = b.op("add", x, b.op("mul", _like(b, x, 0.044715), cube))
@@ -259,14 +258,14 @@ def _decompose_gelu(b: GraphBuilder, x: Value, approximate: str) -> Value:
     return b.op("mul", half_x, b.op("add", _like(b, x, 1), curve))
 
 
-def _decompose_isnan(b: GraphBuilder, x: Value) -> Value:
+def _decompose_isnan(b: Emitter, x: Value) -> Value:
     return b.op("not_equal", x, x)
 
 
 def _magnitude_is(op: str) -> DecomposeFn:
     """``op(|x|, inf)``: ``equal`` gives isinf, ``less`` isfinite (NaN compares false)."""
 
-    def decomposition(b: GraphBuilder, x: Value) -> Value:
+    def decomposition(b: Emitter, x: Value) -> Value:
         mag = b.op("abs", x)
         return b.op(op, mag, _like(b, mag, math.inf))
 
@@ -283,15 +282,15 @@ def _swapped(op: str) -> DecomposeFn:
     return lambda b, x, y: b.op(op, y, x)
 
 
-def _decompose_less_equal(b: GraphBuilder, x: Value, y: Value) -> Value:
+def _decompose_less_equal(b: Emitter, x: Value, y: Value) -> Value:
     return b.op("logical_or", b.op("less", x, y), b.op("equal", x, y))
 
 
-def _decompose_not_equal(b: GraphBuilder, x: Value, y: Value) -> Value:
+def _decompose_not_equal(b: Emitter, x: Value, y: Value) -> Value:
     return b.op("logical_not", b.op("equal", x, y))
 
 
-def _bound(b: GraphBuilder, x: Value, value: float) -> Value:
+def _bound(b: Emitter, x: Value, value: float) -> Value:
     """A bound of ``clip`` converted to ``x``'s dtype as the reference converts it (NumPy's
     cast for integers; rounding, possibly to an infinity, for floats)."""
     dt = tensor_type(x).dtype
@@ -303,7 +302,7 @@ def _bound(b: GraphBuilder, x: Value, value: float) -> Value:
     return scalar(b, float(stored), dt)
 
 
-def _decompose_clip(b: GraphBuilder, x: Value, min: float | None, max: float | None) -> Value:
+def _decompose_clip(b: Emitter, x: Value, min: float | None, max: float | None) -> Value:
     if min is not None:
         x = b.op("maximum", x, _bound(b, x, min))
     if max is not None:

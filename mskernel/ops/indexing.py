@@ -33,16 +33,15 @@ from typing import Iterator, Sequence
 import numpy as np
 
 from ..errors import InferError
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType, dtype as to_dtype, float32, int64
 from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
 from .compose import cast, scalar, tensor_type
-from .registry import Attr, OpDef
-from .samples import DATA_DTYPES, OpSample, SampleFn, dtype_runs, random_array
+from .registry import Attr, Emitter, OpDef
 from .rules import (
     broadcast_shapes, check_fill_value, normalize_axis, same_dtype, tensor, with_dim,
 )
+from .samples import DATA_DTYPES, OpSample, SampleFn, dtype_runs, random_array
 
 REDUCE_KINDS = {"none": "biufc", "add": "iufc", "mul": "iufc", "max": "iuf", "min": "iuf"}
 _REDUCE_UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -266,7 +265,7 @@ def _embedding(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
 # --- decompositions (see OpDef.decomposition) --------------------------------------------
 
 
-def _decompose_one_hot(b: GraphBuilder, indices: Value, *, depth: int, axis: int,
+def _decompose_one_hot(b: Emitter, indices: Value, *, depth: int, axis: int,
                        dtype: DType, on_value: float, off_value: float) -> Value:
     shape = tensor_type(indices).shape
     ax = axis % (len(shape) + 1)
@@ -279,7 +278,7 @@ def _decompose_one_hot(b: GraphBuilder, indices: Value, *, depth: int, axis: int
     return b.op("where", hot, scalar(b, on_value, dtype), scalar(b, off_value, dtype))
 
 
-def _decompose_embedding(b: GraphBuilder, table: Value, ids: Value) -> Value:
+def _decompose_embedding(b: Emitter, table: Value, ids: Value) -> Value:
     return b.op("gather", table, ids, axis=0)
 
 

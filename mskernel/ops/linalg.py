@@ -27,10 +27,10 @@ import numpy as np
 from ..errors import InferError
 from ..ir.types import Shape, TensorType
 from .registry import Attr, OpDef
+from .rules import broadcast_shapes, require_kind, same_dtype, tensor, widened
 from .samples import (
     COMPLEX, FLOATS, OpSample, SampleFn, accumulation_tolerance, dtype_cases, random_array,
 )
-from .rules import broadcast_shapes, require_kind, same_dtype, tensor, widened
 
 _ELLIPSIS = "..."
 

@@ -27,22 +27,21 @@ accumulates sums and statistics in float64 (:func:`~mskernel.ops.reduction.accum
 
 from __future__ import annotations
 
-from typing import Iterator
 import math
+from typing import Iterator
 
 import numpy as np
 
 from ..errors import InferError
-from ..ir.builder import GraphBuilder
 from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
 from .compose import in_working_precision, moments_over, rounded, scalar, tensor_type, working
 from .reduction import accumulator, moments
-from .registry import Attr, OpDef
+from .registry import Attr, Emitter, OpDef
+from .rules import normalize_axis, require_kind, same_dtype, tensor, widened
 from .samples import (
     FLOATS, OpSample, SampleFn, accumulation_tolerance, dtype_cases, random_array,
 )
-from .rules import normalize_axis, require_kind, same_dtype, tensor, widened
 
 _EPS = Attr("eps", "float", 1e-5)
 
@@ -175,7 +174,7 @@ def _group_norm(x: np.ndarray, scale: np.ndarray, bias: np.ndarray, num_groups: 
 # --- decompositions (see OpDef.decomposition) --------------------------------------------
 
 
-def _decompose_softmax(b: GraphBuilder, x: Value, axis: int, *, log: bool = False) -> Value:
+def _decompose_softmax(b: Emitter, x: Value, axis: int, *, log: bool = False) -> Value:
     t = tensor_type(x)
     ax = axis % t.rank
     if t.shape[ax] == 0:  # nothing to normalise (and max has no identity)
@@ -186,16 +185,16 @@ def _decompose_softmax(b: GraphBuilder, x: Value, axis: int, *, log: bool = Fals
     return b.op("sub", shifted, b.op("log", total)) if log else b.op("div", e, total)
 
 
-def _decompose_log_softmax(b: GraphBuilder, x: Value, axis: int) -> Value:
+def _decompose_log_softmax(b: Emitter, x: Value, axis: int) -> Value:
     return _decompose_softmax(b, x, axis, log=True)
 
 
-def _channels(b: GraphBuilder, v: Value, rank: int) -> Value:
+def _channels(b: Emitter, v: Value, rank: int) -> Value:
     """A ``[C]`` vector shaped to broadcast against ``[N, C, ...]``."""
     return b.op("reshape", v, shape=(1, tensor_type(v).shape[0]) + (1,) * (rank - 2))
 
 
-def _standardized(b: GraphBuilder, w: Value, axes: tuple[int, ...],
+def _standardized(b: Emitter, w: Value, axes: tuple[int, ...],
                 eps: float) -> tuple[Value, Value, Value]:
     """``(w - mean) * rstd`` over ``axes``, with the mean and rstd (axes kept as size 1)."""
     mean, var = moments_over(b, w, axes)
@@ -203,7 +202,7 @@ def _standardized(b: GraphBuilder, w: Value, axes: tuple[int, ...],
     return b.op("mul", b.op("sub", w, mean), rstd), mean, rstd
 
 
-def _decompose_batch_norm(b: GraphBuilder, x: Value, scale: Value, bias: Value, mean: Value,
+def _decompose_batch_norm(b: Emitter, x: Value, scale: Value, bias: Value, mean: Value,
                           var: Value, eps: float, training: bool) -> tuple[Value, ...]:
     t = tensor_type(x)
     w = working(b, x)
@@ -220,14 +219,14 @@ def _decompose_batch_norm(b: GraphBuilder, x: Value, scale: Value, bias: Value, 
     return rounded(b, y, t.dtype), mean, var
 
 
-def _decompose_layer_norm(b: GraphBuilder, x: Value, scale: Value, bias: Value, axis: int,
+def _decompose_layer_norm(b: Emitter, x: Value, scale: Value, bias: Value, axis: int,
                           eps: float) -> tuple[Value, ...]:
     rank = tensor_type(x).rank
     normed, mean, rstd = _standardized(b, x, tuple(range(axis % rank, rank)), eps)
     return b.op("add", b.op("mul", normed, scale), bias), mean, rstd
 
 
-def _decompose_group_norm(b: GraphBuilder, x: Value, scale: Value, bias: Value,
+def _decompose_group_norm(b: Emitter, x: Value, scale: Value, bias: Value,
                           num_groups: int, eps: float) -> tuple[Value, ...]:
     t = tensor_type(x)
     batch, channels = t.shape[:2]

@@ -110,6 +110,7 @@ def render(registry: OpRegistry) -> str:
     for family, op in comps:
         sample = samples_for(op.name)[0]
         parts = decompose(sample_graph(sample, registry).nodes[0], registry)
+        assert parts is not None  # a composite
         emitted = ", ".join(f"`{name}`" for name in dict.fromkeys(n.op for n in parts.nodes))
         inputs = ", ".join(str(t) for t in sample.arg_types())
         lines.append(f"| {family} | `{op.name}` | {emitted}{f' ({inputs})' if inputs else ''} "

@@ -93,8 +93,8 @@ from ..ir.dtypes import DType, as_storage, bfloat16, bfloat16_to_bits, bool_, fl
 from ..ir.dtypes import int64, uint32
 from ..ir.types import Shape, TensorType, Type
 from .registry import Attr, OpDef
-from .samples import FLOATS, OpSample, SampleFn, random_array
 from .rules import tensor
+from .samples import FLOATS, OpSample, SampleFn, random_array
 
 # -- Threefry-2x32 ------------------------------------------------------------------------------
 

@@ -35,7 +35,6 @@ from typing import Any, Callable, Iterator, Optional
 import numpy as np
 
 from ..errors import InferError
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import int64
 from ..ir.graph import Value
 from ..ir.types import TensorType
@@ -43,12 +42,12 @@ from .compose import (
     count, in_working_precision, mean_over, moments_over, reduction_axes, scalar, tensor_type,
     without_axes,
 )
-from .registry import Attr, DecomposeFn, OpDef
+from .registry import Attr, DecomposeFn, Emitter, OpDef
+from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor
 from .samples import (
     COMPLEX, FLOATS, INTEGERS, OpSample, SampleFn, accumulation_tolerance, dtype_cases,
     random_array,
 )
-from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor
 
 _REDUCTION = frozenset({"reduction"})
 
@@ -188,7 +187,7 @@ def _arg_reduction(name: str, fn: Callable[..., np.ndarray], doc: str) -> OpDef:
 # --- decompositions (see OpDef.decomposition) --------------------------------------------
 
 
-def _decompose_mean(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+def _decompose_mean(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
                     keepdims: bool) -> Value:
     dims = reduction_axes(x, axes)
     return without_axes(b, mean_over(b, x, dims), dims, keepdims)
@@ -197,7 +196,7 @@ def _decompose_mean(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
 def _moment(root: bool) -> DecomposeFn:
     """The variance (``root=False``) or standard deviation of ``x``."""
 
-    def decomposition(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+    def decomposition(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
                       keepdims: bool, correction: int) -> Value:
         dims = reduction_axes(x, axes)
         _, var = moments_over(b, x, dims, correction)
@@ -206,7 +205,7 @@ def _moment(root: bool) -> DecomposeFn:
     return decomposition
 
 
-def _decompose_logsumexp(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+def _decompose_logsumexp(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
                          keepdims: bool) -> Value:
     dims = reduction_axes(x, axes)
     t = tensor_type(x)
@@ -223,7 +222,7 @@ def _decompose_logsumexp(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ..
     return without_axes(b, b.op("add", b.op("log", total), peak), dims, keepdims)
 
 
-def _decompose_all(b: GraphBuilder, x: Value, axes: Optional[tuple[int, ...]],
+def _decompose_all(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
                    keepdims: bool) -> Value:
     some_false = b.op("any", b.op("logical_not", x), axes=axes, keepdims=keepdims)
     return b.op("logical_not", some_false)

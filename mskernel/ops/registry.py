@@ -25,9 +25,9 @@ Ops that own regions (``num_regions > 0``) also receive ``regions=`` (the sub-gr
 ``reference``.
 
 ``decomposition(b, *inputs, **attrs) -> Value | tuple[Value, ...]`` (optional)
-    The op as a composition of other ops, for backends that do not claim it.  Receives a
-    :class:`~mskernel.ir.builder.GraphBuilder` (``b.op(name, *values, **attrs)`` appends a
-    node and returns its output, or the tuple of them), the node's input values — whose
+    The op as a composition of other ops, for backends that do not claim it.  Receives an
+    :class:`Emitter` ``b`` (``b.op(name, *values, **attrs)`` appends a node and returns its
+    output, or the tuple of them), the node's input values — whose
     ``type`` gives every dtype and shape, all static — and the bound attributes.  Returns
     the values replacing the outputs: a tuple exactly when ``infer`` returns one, each of
     the output's type; an input may stand for an output.  It must compute what
@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
 from ..errors import InferError, OpError, UnknownOpError
 from ..ir.dtypes import dtype as to_dtype
+from ..ir.graph import Value
 from ..ir.types import Type
 
 _REQUIRED = object()
@@ -124,6 +125,14 @@ class Attr:
 InferFn = Callable[..., Any]
 ReferenceFn = Callable[..., Any]
 DecomposeFn = Callable[..., Any]
+
+
+class Emitter(Protocol):
+    """What a decomposition emits nodes through (a :class:`~mskernel.ir.builder.GraphBuilder`):
+    ``op`` appends a node of ``op`` and returns its output — the tuple of its outputs for an
+    op that returns a tuple."""
+
+    def op(self, op: str, *inputs: Value, **attrs: Any) -> Any: ...
 
 
 @dataclass(frozen=True)

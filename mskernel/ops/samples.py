@@ -114,7 +114,7 @@ _ACCUMULATION_TOLERANCE = {
 }
 
 
-def accumulation_tolerance(dt: str) -> dict[str, float]:
+def accumulation_tolerance(dt: str) -> dict[str, Any]:
     """``rtol``/``atol`` keyword arguments of :class:`OpSample` for a result that sums many
     terms of dtype ``dt`` (empty for exact dtypes): backends may add in another order or
     accumulate in the dtype itself."""
@@ -153,7 +153,8 @@ def one_input(op: str, cases: Sequence[Case], dtypes: Sequence[str] = DATA_DTYPE
     return fn
 
 
-Body = Callable[[GraphBuilder, list[Value]], Sequence[Value]]
+#: Builds a region's outputs from a builder and the region's inputs.
+Body = Callable[[GraphBuilder, list[Value]], Sequence[Any]]
 
 
 def region(name: str, types: Sequence[Type], body: Body) -> Graph:

@@ -26,16 +26,15 @@ from typing import Callable, Iterator, Optional, Sequence
 import numpy as np
 
 from ..errors import InferError
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType, as_storage, dtype as to_dtype, int64
 from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
 from .compose import scalar, tensor_type
-from .registry import Attr, DecomposeFn, OpDef
-from .samples import DATA_DTYPES, OpSample, SampleFn, dtype_runs, one_input, random_array
+from .registry import Attr, DecomposeFn, Emitter, OpDef
 from .rules import (
     check_fill_value, normalize_axes, normalize_axis, same_dtype, tensor, with_dim,
 )
+from .samples import DATA_DTYPES, OpSample, SampleFn, dtype_runs, one_input, random_array
 
 SHAPE = frozenset({"shape"})
 PAD_MODES = ("constant", "reflect", "edge")
@@ -421,7 +420,7 @@ def _triu(x: np.ndarray, *, k: int) -> np.ndarray:
 # --- decompositions (see OpDef.decomposition) --------------------------------------------
 
 
-def _decompose_full(b: GraphBuilder, *, shape: Shape, value: float, dtype: DType) -> Value:
+def _decompose_full(b: Emitter, *, shape: Shape, value: float, dtype: DType) -> Value:
     one = as_storage(np.full((), value, dtype=dtype.storage), dtype)
     constant = b.op("constant", value=one, dtype=dtype)
     return b.op("broadcast_to", constant, shape=shape) if shape else constant
@@ -431,20 +430,20 @@ def _reshaped_as(infer_shape: Callable[..., Shape]) -> DecomposeFn:
     """A decomposition reshaping ``x`` to the shape ``infer_shape(x.shape, **attrs)`` (the op's
     own shape rule)."""
 
-    def decomposition(b: GraphBuilder, x: Value, **attrs: object) -> Value:
+    def decomposition(b: Emitter, x: Value, **attrs: object) -> Value:
         return b.op("reshape", x, shape=infer_shape(tensor_type(x).shape, **attrs))
 
     return decomposition
 
 
-def _decompose_stack(b: GraphBuilder, *xs: Value, axis: int) -> Value:
+def _decompose_stack(b: Emitter, *xs: Value, axis: int) -> Value:
     shape = tensor_type(xs[0]).shape
     ax = axis % (len(shape) + 1)
     rows = [b.op("reshape", x, shape=shape[:ax] + (1,) + shape[ax:]) for x in xs]
     return b.op("concat", *rows, axis=ax)
 
 
-def _decompose_split(b: GraphBuilder, x: Value, *, axis: int,
+def _decompose_split(b: Emitter, x: Value, *, axis: int,
                      sizes: Sequence[int]) -> tuple[Value, ...]:
     ax = axis % tensor_type(x).rank
     starts = np.cumsum((0, *sizes[:-1]))
@@ -452,7 +451,7 @@ def _decompose_split(b: GraphBuilder, x: Value, *, axis: int,
                  for start, size in zip(starts, sizes))
 
 
-def _decompose_flip(b: GraphBuilder, x: Value, *, axes: Optional[Sequence[int]]) -> Value:
+def _decompose_flip(b: Emitter, x: Value, *, axes: Optional[Sequence[int]]) -> Value:
     dims = normalize_axes(axes, tensor_type(x).rank)
     if not dims:
         return x
@@ -460,7 +459,7 @@ def _decompose_flip(b: GraphBuilder, x: Value, *, axes: Optional[Sequence[int]])
     return b.op("slice", x, starts=(-1,) * n, stops=(-2**63,) * n, steps=(-1,) * n, axes=dims)
 
 
-def _decompose_tile(b: GraphBuilder, x: Value, *, reps: Sequence[int]) -> Value:
+def _decompose_tile(b: Emitter, x: Value, *, reps: Sequence[int]) -> Value:
     shape = tensor_type(x).shape
     rank = max(len(reps), len(shape))
     dims = (1,) * (rank - len(shape)) + shape
@@ -473,7 +472,7 @@ def _decompose_tile(b: GraphBuilder, x: Value, *, reps: Sequence[int]) -> Value:
     return b.op("reshape", copied, shape=tuple(d * r for d, r in zip(dims, copies)))
 
 
-def _decompose_repeat(b: GraphBuilder, x: Value, *, repeats: int,
+def _decompose_repeat(b: Emitter, x: Value, *, repeats: int,
                       axis: Optional[int]) -> Value:
     if axis is None:
         x = b.op("reshape", x, shape=(tensor_type(x).size,))
@@ -490,7 +489,7 @@ def _triangle(keep: str) -> DecomposeFn:
     """Keep element (i, j) of the last two axes where ``keep(j - i, k)`` (``less_equal``
     for tril, ``greater_equal`` for triu); zero the others."""
 
-    def decomposition(b: GraphBuilder, x: Value, *, k: int) -> Value:
+    def decomposition(b: Emitter, x: Value, *, k: int) -> Value:
         t = tensor_type(x)
         plane = t.shape[-2:]
         rows = b.op("iota", shape=plane, axis=0, dtype=int64)

@@ -23,13 +23,12 @@ from typing import Callable
 import numpy as np
 
 from ..errors import InferError
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import int64
 from ..ir.graph import Value
 from ..ir.types import TensorType
-from .registry import Attr, OpDef
-from .samples import SampleFn, one_input, random_array
+from .registry import Attr, Emitter, OpDef
 from .rules import normalize_axis, require_kind, tensor, with_dim
+from .samples import SampleFn, one_input, random_array
 
 ORDERED = "biuf"
 NUMERIC = "iufc"
@@ -129,12 +128,12 @@ _ordered_scan = _scan_infer(ORDERED, "a bool, integer or float (complex values h
 # --- decompositions (see OpDef.decomposition) --------------------------------------------
 
 
-def _decompose_sort(b: GraphBuilder, x: Value, *, axis: int, descending: bool) -> Value:
+def _decompose_sort(b: Emitter, x: Value, *, axis: int, descending: bool) -> Value:
     order = b.op("argsort", x, axis=axis, descending=descending)
     return b.op("take_along_axis", x, order, axis=axis)
 
 
-def _decompose_topk(b: GraphBuilder, x: Value, *, k: int, axis: int, largest: bool,
+def _decompose_topk(b: Emitter, x: Value, *, k: int, axis: int, largest: bool,
                     sorted: bool) -> tuple[Value, Value]:
     order = b.op("argsort", x, axis=axis, descending=largest)
     picked = b.op("slice", order, starts=(0,), stops=(k,), axes=(axis,))

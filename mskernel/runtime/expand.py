@@ -90,7 +90,7 @@ class _Expander:
 
         return rewrite_nodes(graph, lambda: visit), records
 
-    def covered(self, node: Node) -> Optional[tuple[tuple[Node, ...], Sequence[Value],
+    def covered(self, node: Node) -> Optional[tuple[tuple[Node, ...], tuple[Value, ...],
                                                     list[Expansion]]]:
         """Nodes the backend runs that compute ``node``, the values replacing its outputs and
         the expansions made; ``None`` when there are none."""
