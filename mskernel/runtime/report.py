@@ -52,8 +52,9 @@ def explain_plan(plan: "PartitionPlan") -> str:
         idx = seg.node_indices
         span = f"nodes {min(idx)}..{max(idx)}" if idx else "no nodes"
         lines.append(f"  [{k}] {seg.backend}: {len(idx)} node(s), {span}")
-    lines.append(f"decomposed: {len(plan.expansions)} composite node(s) for "
-                 f"'{plan.backends[0] if plan.backends else '-'}'")
+    if plan.expansions:
+        lines.append(f"decomposed: {len(plan.expansions)} composite node(s) for "
+                     f"'{plan.backends[0]}'")
     for e in plan.expansions:
         ops = ", ".join(n.op for n in e.nodes) or "no nodes"
         lines.append(f"  '{e.node.op}'{e.node.where()} -> {len(e.nodes)} node(s): {ops}")
