@@ -9,13 +9,17 @@ distribution, to name the op in messages).
 
 Files are written atomically, so a crash leaves the previous file intact.  Loading reads bytes
 only — JSON, the text form and ``numpy.frombuffer`` — and never executes anything from the
-file; it checks the magic, the version, the length and the checksum, and that every
-distribution in ``requires`` is installed, before it parses the graph.
+file; it makes the container's checks (prefix, sizes, the SHA-256 of the whole file, the
+tensor layout), checks that every name in ``requires`` and ``op_owners`` is a distribution
+name (PEP 508) with a version (PEP 440) and that each is installed, and then parses the
+graph.  Every problem is a :class:`~mskernel.errors.FileFormatError` of one line naming the
+file.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from importlib import metadata
 from typing import Any, Mapping, Optional, Union
@@ -25,7 +29,9 @@ import numpy as np
 from .. import __version__
 from ..errors import FileFormatError, MskernelError
 from ..hooks.versions import satisfies
-from .container import ALIGNMENT, Kind, PathLike, read_container, write_container
+from .container import (
+    ALIGNMENT, Kind, PathLike, quote_name, read_container, write_container,
+)
 from .dtypes import DType
 from .graph import Graph
 from .parser import parse_graph
@@ -33,9 +39,20 @@ from .printer import print_graph
 
 MAGIC = b"MSKERNEL"
 #: The version this mskernel writes; it reads every version from 1 up to this one.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 MODEL_FILE = Kind(MAGIC, FORMAT_VERSION, "model file", "mskernel")
 CORE_DISTRIBUTION = "mskernel"
+
+#: PEP 508's name grammar, and PEP 440's version grammar (packaging's VERSION_PATTERN): the
+#: only text of ``requires`` that messages show, and remedies quote as shell commands.
+_DISTRIBUTION = re.compile(r"[A-Z0-9]([A-Z0-9._-]*[A-Z0-9])?", re.IGNORECASE)
+_VERSION = re.compile(r"""
+    v?(\d+!)?\d+(\.\d+)*                                # epoch, release
+    ([-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?\d*)?   # pre-release
+    (-\d+|[-_.]?(post|rev|r)[-_.]?\d*)?                  # post-release
+    ([-_.]?dev[-_.]?\d*)?                                 # development release
+    (\+[a-z0-9]+([-_.][a-z0-9]+)*)?                      # local version
+""", re.IGNORECASE | re.VERBOSE)
 
 __all__ = ["ALIGNMENT", "FORMAT_VERSION", "MAGIC", "Model", "load_model", "save_model"]
 
@@ -73,6 +90,10 @@ def save_model(path: PathLike, graph: Graph, weights: Optional[Mapping[str, Any]
     the process-wide one) tells which distribution owns each op the graph uses."""
     registry = _registry(registry)
     op_owners = {op: registry.get(op).owner for op in sorted(graph.ops_used())}
+    for op, owner in op_owners.items():
+        if not _DISTRIBUTION.fullmatch(owner):
+            raise ValueError(f"op '{op}' is owned by {owner!r}, which is not a distribution "
+                             "name (PEP 508); a model file records the distribution of each op")
     requires = {d: installed_version(d) for d in sorted(set(op_owners.values()))}
     fields = {"graph": print_graph(graph), "requires": requires, "op_owners": op_owners}
     write_container(path, MODEL_FILE, f"mskernel {__version__}", fields, dict(weights or {}),
@@ -80,8 +101,9 @@ def save_model(path: PathLike, graph: Graph, weights: Optional[Mapping[str, Any]
 
 
 def load_model(path: PathLike, registry: Any = None) -> Model:
-    """Read a model file; raise :class:`~mskernel.errors.FileFormatError` saying what is
-    wrong when it is not a model file, is truncated or corrupt, was written by a newer
+    """Read a model file; raise :class:`~mskernel.errors.FileFormatError` (one line) saying
+    what is wrong when it is not a model file, is truncated, damaged or forged (see
+    :mod:`.container`), holds graph text that does not parse, was written by a newer
     mskernel, or needs a plugin distribution that is not installed.  ``registry`` (default:
     the process-wide one) resolves the graph's op names."""
     name = os.fspath(path)
@@ -91,8 +113,9 @@ def load_model(path: PathLike, registry: Any = None) -> Model:
     requires = _check_requires(name, container.header, registry)
     try:
         graph = parse_graph(container.header["graph"], registry)
-    except MskernelError as exc:
-        raise FileFormatError(f"{name}: the stored graph does not parse: {exc}") from exc
+    except MskernelError as exc:  # its first line says where and what; the rest quotes text
+        where_what = str(exc).split("\n", 1)[0]
+        raise FileFormatError(f"{name}: the stored graph does not parse: {where_what}") from exc
     return Model(graph, container.tensors, container.format_version, container.producer,
                  requires, container.dtypes)
 
@@ -111,11 +134,20 @@ def _check_requires(path: str, header: dict[str, Any],
     new as the one that wrote the file (an in-process registration of its ops counts as
     present)."""
     requires, op_owners = header["requires"], header["op_owners"]
+    for dist, recorded in requires.items():
+        if not _DISTRIBUTION.fullmatch(dist):
+            raise FileFormatError(f"{path}: invalid header: requires names {quote_name(dist)}, "
+                                  "which is not a distribution name")
+        if recorded is not None and not (isinstance(recorded, str)
+                                         and _VERSION.fullmatch(recorded)):
+            raise FileFormatError(f"{path}: invalid header: requires[{dist!r}] is not a "
+                                  "version")
+    for op, owner in op_owners.items():
+        if not (isinstance(owner, str) and owner in requires):
+            raise FileFormatError(f"{path}: invalid header: op_owners gives {quote_name(op)} an "
+                                  "owner that requires does not list")
     problems = []
     for dist, recorded in requires.items():
-        if recorded is not None and not isinstance(recorded, str):
-            raise FileFormatError(f"{path}: invalid header: requires[{dist!r}] is not a "
-                                  "version string")
         ops = sorted(op for op, owner in op_owners.items() if owner == dist)
         for_ops = (f" for op{'s' if len(ops) > 1 else ''} "
                    f"{', '.join(repr(op) for op in ops)}" if ops else "")
@@ -129,7 +161,7 @@ def _check_requires(path: str, header: dict[str, Any],
                             f"{installed} is installed; upgrade it with "
                             f"`pip install -U {dist}`")
     if problems:
-        raise FileFormatError(f"{path}: " + "\n".join(problems))
+        raise FileFormatError(f"{path}: " + "; ".join(problems))
     return dict(requires)
 
 

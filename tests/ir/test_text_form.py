@@ -15,7 +15,7 @@ from mskernel.ir import (
     ALL_DTYPES, TOKEN, Graph, GraphBuilder, Node, RefType, SourceLoc, Value, float32, tensor_type,
 )
 from mskernel.ir.dtypes import round_to_bfloat16
-from mskernel.ir.parser import parse_graph
+from mskernel.ir.parser import MAX_NESTING, parse_graph
 from mskernel.ir.printer import print_graph
 from mskernel.ops import elementwise, registry as op_registry
 from mskernel.ops.registry import Attr, OpDef, OpRegistry
@@ -388,6 +388,56 @@ def test_literals_are_checked(reg):
     parsed = parse_graph(text("dense<f32[2]: [1, -inf]>"), reg)
     assert parsed.nodes[0].attrs["value"].tolist() == [1.0, -math.inf]
 
+
+
+def test_text_no_printer_writes_is_refused_with_a_parse_error(reg):
+    def text(value):
+        return GOOD.replace("add(%0, %0) : f32[2,3]",
+                            f"test.annotate(%0) {{value={value}}} : f32[2,3]")
+
+    assert parse_error(text("(" * 101 + ")" * 101), reg).startswith(
+        "2:133: tuples nested more than 100 deep")
+    parse_graph(text("(" * 100 + ")" * 100), reg)
+    assert parse_error(text("(" * 100_000), reg).startswith("2:133: tuples nested more than")
+    assert parse_error(text("-" + "7" * 4301), reg).startswith(
+        "2:33: an integer of 4301 digits, more than 4300")
+    assert parse_error(GOOD.replace("f32[2,3] \"x\"", "f32[" + "1" * 5000 + "]"), reg) \
+        .startswith("1:21: an integer of 5000 digits")
+    assert "dense constant of type f32[0,100000000000000000000]: " in parse_error(
+        text("dense<f32[0,100000000000000000000]: []>"), reg)
+
+
+def test_regions_nest_at_most_max_nesting_deep(reg):
+    f, c = tensor_type("f32", (2, 1)), tensor_type("bool", ())
+
+    def leaf():
+        b = GraphBuilder("leaf", reg)
+        b.input(c)
+        return b.build([b.input(f)])
+
+    def nested(depth):
+        if depth == 0:
+            return leaf()
+        b = GraphBuilder("level", reg)
+        cond, x = b.input(c), b.input(f)
+        return b.build(list(b.op("test.if", cond, cond, x,
+                                 regions=[nested(depth - 1), leaf()])))
+
+    parse_graph(print_graph(nested(MAX_NESTING)), reg)
+    deep = print_graph(nested(MAX_NESTING + 1))
+    assert f"regions nested more than {MAX_NESTING} deep" in parse_error(deep, reg)
+
+
+def test_a_type_rule_failing_on_odd_attributes_is_a_parse_error(reg):
+    def fragile(x, *, k):
+        return tensor_type(x.dtype, x.shape[k:])  # a rule that never expected a string k
+
+    registry = OpRegistry()
+    registry.define(OpDef("test.fragile", ("x",), fragile, lambda x, k: x,
+                          attrs=(Attr("k", "any", None),)))
+    text = GOOD.replace("add(%0, %0)", 'test.fragile(%0) {k="1"}')
+    assert parse_error(text, registry).startswith(
+        "2:8: op 'test.fragile' cannot take these inputs and attributes (TypeError: ")
 
 def test_comments_and_layout_are_free(reg):
     text = ("// a comment\ngraph@main(%a:f32[2,3]){%b=add(%a,%a):f32[2,3] // trailing\n"

@@ -4,11 +4,13 @@ previous file intact), strict and non-strict loading, and resuming training exac
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import numpy as np
 import pytest
@@ -18,8 +20,9 @@ from mskernel import Parameter, Tensor
 from mskernel.errors import FileFormatError
 from mskernel.frontend.jit import jit
 from mskernel_nn.api import Cell, Dense, ReLU
+from mskernel.testing.filefuzz import Parts, seal, seal_version_1
 from mskernel_nn.checkpoint import (
-    CheckpointError, load_checkpoint, load_param_into_net, save_checkpoint,
+    FORMAT_VERSION, MAGIC, CheckpointError, load_checkpoint, load_param_into_net, save_checkpoint,
 )
 from mskernel_nn.losses import CrossEntropyLoss
 from mskernel_nn.optim import Adam
@@ -135,13 +138,67 @@ def test_foreign_newer_and_garbled_files_are_refused(path, saved):
     with pytest.raises(FileFormatError, match="newer mskernel-nn.*format 99.*upgrade"):
         load_checkpoint(path)
     garbled = bytearray(saved)
-    garbled[21] = 0xFF  # inside the JSON header
+    garbled[40] = 0xFF  # inside the JSON header
     rewrite(path, bytes(garbled))
-    with pytest.raises(FileFormatError, match="invalid header: not UTF-8 JSON"):
+    with pytest.raises(FileFormatError, match="corrupt: the file does not match its SHA-256"):
         load_checkpoint(path)
     rewrite(path, saved + b"\0")
     with pytest.raises(FileFormatError, match="1 unexpected bytes after the payload"):
         load_checkpoint(path)
+
+
+def test_a_damaged_offset_digit_is_caught_and_nothing_is_loaded(path):
+    mskernel.random.set_seed(4)
+    source, target = Net(), Net()
+    save_checkpoint(source, path)
+    with open(path, "rb") as f:
+        data = bytearray(f.read())
+    data[data.index(b'"offset": 128,') + len(b'"offset": ')] = ord("3")  # 128 -> 328
+    rewrite(path, bytes(data))
+    before = values(target)
+    for strict in (True, False):
+        with pytest.raises(FileFormatError, match="net.ckpt: corrupt: the file does not match "
+                                                  "its SHA-256 checksum"):
+            load_checkpoint(path, net=target, strict_load=strict)
+    for name, value in values(target).items():
+        np.testing.assert_array_equal(value, before[name])
+
+
+def forge(path, edit):
+    """Re-seal the checkpoint at ``path`` with its header edited (a forged file)."""
+    with open(path, "rb") as f:
+        parts = Parts.of(f.read())
+    header = parts.header
+    edit(header)
+    rewrite(path, seal(MAGIC, FORMAT_VERSION, json.dumps(header).encode(), parts.payload))
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda h: h["metadata"].update(w=1), "metadata 'w' is also the name of a tensor"),
+    (lambda h: h["metadata"].update(epoch=[1, 2]), "metadata 'epoch' is a list, not a number"),
+    (lambda h: h["metadata"].update(epoch=None), "metadata 'epoch' is a NoneType, not a number"),
+    (lambda h: h.update(metadata=[]), "header field 'metadata' is missing or not a JSON object"),
+    (lambda h: h["tensors"]["b"].update(offset=128), "tensor 'b' is at payload offset 128"),
+])
+def test_forged_headers_are_refused(path, edit, message):
+    save_checkpoint({"w": np.arange(4, dtype=np.float32), "b": np.ones(3)}, path,
+                    append_dict={"epoch": 2})
+    forge(path, edit)
+    with pytest.raises(FileFormatError, match=f"net.ckpt: invalid header: {message}"):
+        load_checkpoint(path)
+
+
+def test_format_1_checkpoints_load_with_a_warning_until_saved_again(path, saved):
+    parts = Parts.of(saved)
+    rewrite(path, seal_version_1(MAGIC, parts.header, parts.payload))
+    with pytest.warns(UserWarning, match="net.ckpt is a format 1 checkpoint: its checksum "
+                                         "covers the tensors but not the header"):
+        loaded = load_checkpoint(path)
+    np.testing.assert_array_equal(loaded["w"].numpy(), np.arange(40))
+    save_checkpoint(loaded, path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(load_checkpoint(path)["b"].numpy(), np.ones(3))
 
 
 def test_an_injected_failure_leaves_the_previous_file_and_no_temporary(path, saved,
@@ -179,9 +236,9 @@ def test_a_process_killed_mid_save_leaves_the_previous_file_intact(path, saved, 
         proc.wait(timeout=30)
         proc.stdout.close()
     assert proc.returncode == -signal.SIGKILL
-    leftovers = [n for n in os.listdir(tmp_path) if n != "net.ckpt"]
-    assert len(leftovers) == 1 and leftovers[0].startswith(".net.ckpt.")  # the unfinished file
     np.testing.assert_array_equal(load_checkpoint(path)["w"].numpy(), np.arange(40))
+    save_checkpoint({"w": np.ones(2, np.float32)}, path)  # removes what the killed save left
+    assert os.listdir(tmp_path) == ["net.ckpt"]
 
 
 # -- loading into a network ---------------------------------------------------------------------

@@ -5,9 +5,11 @@ The file is the core's tensor container (:mod:`mskernel.ir.container`) under the
 ``b"MSKCKPT\\0"`` — safetensors' idea: a JSON header, then the raw tensors, nothing pickled,
 nothing executed on load.  Besides the tensor table its header holds ``metadata`` (the
 numbers, booleans and strings of ``append_dict``).  Writing is atomic, so a crash or a kill
-mid-save leaves the previous checkpoint intact.  Loading checks the magic, the version, the
-length and the SHA-256 of the payload before it trusts a byte, and says which check failed
-(:class:`~mskernel.errors.FileFormatError`).
+mid-save leaves the previous checkpoint intact.  Loading makes the container's checks (the
+prefix and sizes before reading, the SHA-256 of the whole file, the exact tensor layout), then
+checks that the metadata holds only such values under names no tensor has, and says which
+check failed (:class:`~mskernel.errors.FileFormatError`); nothing reaches a network unless
+every check passes.
 
 Tensors are keyed by parameter name — ``Parameter.name`` (the dotted path a
 :class:`~mskernel_nn.cell.Cell` gives it, ``"features.0.weight"``).  Saving a training
@@ -23,11 +25,11 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
-from mskernel.errors import MskernelError
+from mskernel.errors import FileFormatError, MskernelError
 from mskernel.frontend.parameter import Parameter
 from mskernel.frontend.tensor import Tensor
 from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ir.container import Kind, read_container, write_container
+from mskernel.ir.container import Kind, quote_name, read_container, write_container
 
 from . import __version__
 
@@ -35,7 +37,7 @@ __all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_ch
 
 MAGIC = b"MSKCKPT\x00"
 #: The version this mskernel-nn writes; it reads every version from 1 up to this one.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 CHECKPOINT = Kind(MAGIC, FORMAT_VERSION, "checkpoint", "mskernel-nn")
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -147,6 +149,7 @@ def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool
     when it is not a checkpoint, is truncated or corrupt, or is of a newer format."""
     container = read_container(ckpt_file_name, CHECKPOINT, {"metadata": dict})
     arrays, dtypes, metadata = container.tensors, container.dtypes, container.header["metadata"]
+    _check_metadata(os.fspath(ckpt_file_name), metadata, arrays)
     drop = _prefixes(filter_prefix)
     keep = _prefixes(specify_prefix)
 
@@ -161,6 +164,17 @@ def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool
         load_param_into_net(net, params, strict_load=strict_load)
     params.update((k, v) for k, v in metadata.items() if wanted(k))
     return params
+
+
+def _check_metadata(path: str, metadata: dict[str, Any], tensors: Mapping[str, Any]) -> None:
+    """The metadata is what ``append_dict`` can save: scalars, under names no tensor has."""
+    for key, value in metadata.items():
+        if key in tensors:
+            raise FileFormatError(f"{path}: invalid header: metadata {quote_name(key)} is also "
+                                  "the name of a tensor")
+        if not isinstance(value, _SCALARS):
+            raise FileFormatError(f"{path}: invalid header: metadata {quote_name(key)} is a "
+                                  f"{type(value).__name__}, not a number, boolean or string")
 
 
 def _prefixes(value: Union[str, Sequence[str], None]) -> tuple[str, ...]:
