@@ -19,6 +19,11 @@ backend running the primitives agrees with the op within the dtype's tolerance:
   a float32 deviation beyond ~1.8e19 overflows, so the variance is infinite, as it is in
   float32 anyway, and so is the standard deviation, which the reference's float64
   intermediates keep finite.
+
+The elementwise composites thus agree with their references to the last bit or within the
+dtype's default tolerance, the reductions and normalisations within the tolerance of a result
+that sums (float32: 1e-5 relative and absolute), on every sample of each op and on NaN,
+infinities and signed zeros (``tests/ops/test_decompositions.py``).
 """
 
 from __future__ import annotations
