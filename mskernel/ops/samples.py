@@ -73,8 +73,9 @@ class OpSample:
         return f"{self.op}({types}){'-' + self.label if self.label else ''}"
 
 
-#: A sample function: a seeded generator in, the op's samples out.
-SampleFn = Callable[[np.random.Generator], Iterable[OpSample]]
+#: A sample function: a seeded generator in, the op's samples out.  (The generator's type is
+#: named as a string: evaluating ``np.random`` would import it whenever the core ops load.)
+SampleFn = Callable[["np.random.Generator"], Iterable[OpSample]]
 
 
 def sample_rng(seed: int, subject: str) -> np.random.Generator:
