@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from mskernel.errors import OpError
+from mskernel.ir.verify import verify
 from mskernel.ops import registry
 from mskernel.runtime import Capabilities
 from mskernel.runtime.expand import expand_composites
@@ -26,6 +27,7 @@ def fully_expanded(graph):
     expanded = expand_composites(graph, PRIMITIVES, registry()).graph
     leftover = sorted({n.op for n in expanded.walk() if n.op not in PRIMITIVES})
     assert not leftover, f"not expanded into primitives: {leftover}"
+    verify(expanded, registry())
     return expanded
 
 
