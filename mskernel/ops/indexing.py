@@ -5,8 +5,13 @@
 - ``gather_nd`` and ``scatter_nd`` (TensorFlow's) index the first ``k`` axes with index tuples
   held in the last axis of ``indices`` — the building blocks of NumPy integer-array indexing
   and of ``x.at[idx].set(...)`` / ``.add(...)`` in the frontend;
-- ``one_hot`` and ``embedding``, composites (see :mod:`.primitives`): a comparison with an
-  ``iota`` selecting between two scalars, and a ``gather`` of rows.
+- ``one_hot`` and ``embedding``.
+
+``gather_nd`` and ``scatter_nd`` are the primitives; the other ops are composites (see
+:mod:`.primitives`): ``gather``, ``take_along_axis`` and ``scatter`` address their elements
+with index tuples built from ``iota`` and the indices, ``embedding`` is a ``gather`` of rows and
+``one_hot`` a comparison with an ``iota``.  Run as decompositions, an out-of-range index is
+reported by the ``gather_nd``/``scatter_nd`` it became.
 
 Indices have an integer dtype (signed or unsigned, any width) and must lie in ``[0, size)`` of
 the dimension they address.  IR ops take no negative indices: the frontend normalises
@@ -265,6 +270,47 @@ def _embedding(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
 # --- decompositions (see OpDef.decomposition) --------------------------------------------
 
 
+def _decompose_gather(b: Emitter, x: Value, indices: Value, *, axis: int) -> Value:
+    rank, batch = tensor_type(x).rank, tensor_type(indices).shape
+    ax = axis % rank
+    rest = tuple(d for d in range(rank) if d != ax)
+    leading = b.op("transpose", x, perm=(ax, *rest)) if ax else x
+    picked = b.op("gather_nd", leading, b.op("reshape", indices, shape=batch + (1,)))
+    if not ax:
+        return picked
+    # picked is indices.shape + x.shape[:ax] + x.shape[ax + 1:]; move x's leading axes first
+    n = len(batch)
+    perm = (*range(n, n + ax), *range(n), *range(n + ax, n + rank - 1))
+    return b.op("transpose", picked, perm=perm)
+
+
+def _coordinates(b: Emitter, shape: Shape, axis: int, along: Value,
+                 unit: tuple[int, ...] = ()) -> Value:
+    """Index tuples ``[*shape, rank]`` addressing, at each position of ``shape``, the element
+    with ``along`` as its ``axis`` coordinate and the position's own coordinates elsewhere
+    (0 on the axes in ``unit``, of size 1)."""
+    parts = [b.op("broadcast_to", cast(b, along, int64), shape=shape) if d == axis
+             else b.op("full", shape=shape, value=0, dtype=int64) if d in unit
+             else b.op("iota", shape=shape, axis=d, dtype=int64)
+             for d in range(len(shape))]
+    return b.op("stack", *parts, axis=-1)
+
+
+def _decompose_take_along_axis(b: Emitter, x: Value, indices: Value, *, axis: int) -> Value:
+    t, i = tensor_type(x), tensor_type(indices)
+    ax = axis % t.rank
+    shape = tuple(n if d == ax else max(m, n) for d, (m, n) in enumerate(zip(t.shape, i.shape)))
+    unit = tuple(d for d in range(t.rank) if d != ax and t.shape[d] == 1)
+    return b.op("gather_nd", x, _coordinates(b, shape, ax, indices, unit))
+
+
+def _decompose_scatter(b: Emitter, x: Value, indices: Value, updates: Value, *, axis: int,
+                       reduce: str) -> Value:
+    shape = tensor_type(indices).shape
+    tuples = _coordinates(b, shape, axis % len(shape), indices)
+    return b.op("scatter_nd", x, tuples, updates, reduce=reduce)
+
+
 def _decompose_one_hot(b: Emitter, indices: Value, *, depth: int, axis: int,
                        dtype: DType, on_value: float, off_value: float) -> Value:
     shape = tensor_type(indices).shape
@@ -285,11 +331,13 @@ def _decompose_embedding(b: Emitter, table: Value, ids: Value) -> Value:
 OPS: list[OpDef] = [
     OpDef("gather", ("x", "indices"), _gather_infer, _gather, attrs=(Attr("axis", "int"),),
           doc="np.take: the slices of x at `indices` along `axis`; the result's shape is "
-              "x.shape[:axis] + indices.shape + x.shape[axis+1:]"),
+              "x.shape[:axis] + indices.shape + x.shape[axis+1:]",
+          decomposition=_decompose_gather),
     OpDef("take_along_axis", ("x", "indices"), _take_along_axis_infer, _take_along_axis,
           attrs=(Attr("axis", "int"),),
           doc="np.take_along_axis: out[..., i, ...] = x[..., indices[..., i, ...], ...] along "
-              "`axis`; x and indices have one rank and broadcast outside `axis`"),
+              "`axis`; x and indices have one rank and broadcast outside `axis`",
+          decomposition=_decompose_take_along_axis),
     OpDef("gather_nd", ("x", "indices"), _gather_nd_infer, _gather_nd,
           doc="TensorFlow's gather_nd: indices[..., k] holds tuples indexing the first k axes "
               "of x; the result's shape is indices.shape[:-1] + x.shape[k:]"),
@@ -298,7 +346,8 @@ OPS: list[OpDef] = [
           doc="PyTorch's scatter/scatter_reduce (include_self=True) as a copy of x: "
               "updates[p] lands on x[p with p[axis] replaced by indices[p]]; indices and "
               "updates have one shape, no larger than x outside `axis`; reduce in "
-              "none/add/mul/max/min (see the module doc for duplicates)"),
+              "none/add/mul/max/min (see the module doc for duplicates)",
+          decomposition=_decompose_scatter),
     OpDef("scatter_nd", ("x", "indices", "updates"), _scatter_nd_infer, _scatter_nd,
           attrs=(Attr("reduce", "str", "none"),),
           doc="the inverse of gather_nd as a copy of x (x.at[idx].set/add/...): "
