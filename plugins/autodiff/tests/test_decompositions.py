@@ -1,7 +1,8 @@
 """Differentiating a composite op's decomposition gives the op's own derivative: for every
 differentiable composite core op, the VJP of the graph expanded into primitives (the
 primitives' rules, chained) equals the VJP of the op's node (its own rule), in float64, on the
-op's samples — what a backend that does not claim the op computes under ``grad``."""
+op's samples (tie-free for the ops that pick elements) — what a backend that does not claim
+the op computes under ``grad``."""
 
 from __future__ import annotations
 
@@ -37,13 +38,22 @@ def widened(sample: OpSample) -> OpSample | None:
     return OpSample(sample.op, tuple(args), sample.attrs)
 
 
-#: Finite inputs for the ops whose every sample holds a NaN.
-EXTRA = {"sort": [OpSample("sort", (np.random.default_rng(1).standard_normal((4, 5)),), attrs)
-                  for attrs in ({"axis": 1}, {"axis": 0, "descending": True})]}
+#: Ops that pick elements: at ties their derivative is a convention (the first of equal
+#: maxima, say) that a chain of maximum/minimum nodes need not share, so their samples get
+#: pairwise distinct finite values (sort's samples all hold ties and NaNs).
+PICKING = {"max_pool", "adaptive_max_pool", "topk", "sort"}
+
+
+def tie_free(sample: OpSample) -> OpSample:
+    rng = np.random.default_rng(2)
+    args = tuple(rng.permutation(np.linspace(-2, 2, a.size)).reshape(a.shape)
+                 if a.dtype.kind == "f" else a for a in map(np.asarray, sample.args))
+    return OpSample(sample.op, args, sample.attrs)
 
 
 def cases(op: str) -> list[OpSample]:
-    usable = [s for s in map(widened, samples_for(op)) if s is not None] + EXTRA.get(op, [])
+    samples = [tie_free(s) if op in PICKING else s for s in samples_for(op)]
+    usable = [s for s in map(widened, samples) if s is not None]
     distinct = {str(s) + repr(sorted(s.attrs.items(), key=str)): s for s in usable}
     return list(distinct.values())[:SAMPLES_PER_OP]
 
