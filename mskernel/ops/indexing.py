@@ -289,7 +289,10 @@ def _coordinates(b: Emitter, shape: Shape, axis: int, along: Value,
     """Index tuples ``[*shape, rank]`` addressing, at each position of ``shape``, the element
     with ``along`` as its ``axis`` coordinate and the position's own coordinates elsewhere
     (0 on the axes in ``unit``, of size 1)."""
-    parts = [b.op("broadcast_to", cast(b, along, int64), shape=shape) if d == axis
+    coordinate = cast(b, along, int64)
+    if tensor_type(coordinate).shape != shape:
+        coordinate = b.op("broadcast_to", coordinate, shape=shape)
+    parts = [coordinate if d == axis
              else b.op("full", shape=shape, value=0, dtype=int64) if d in unit
              else b.op("iota", shape=shape, axis=d, dtype=int64)
              for d in range(len(shape))]
