@@ -25,7 +25,7 @@ from ..runtime.executor import transfer
 from ..runtime.expand import expand_composites
 from ..runtime.partition import FallbackWarning
 from .device import current_device
-from .source import user_location
+from ..ir.source import user_location
 from .tensor import Tensor
 from .trace import active_trace
 
