@@ -127,10 +127,10 @@ def main(argv: list[str]) -> int:
     if len(argv) != 1:
         print("usage: python -m mskernel.ops.primitives docs/ops.md", file=sys.stderr)
         return 2
-    from . import registry
+    from ..defaults import op_registry
 
     path = Path(argv[0])
-    page = render(registry())
+    page = render(op_registry())
     if not path.exists() or path.read_text(encoding="utf-8") != page:
         path.write_text(page, encoding="utf-8")
         print(f"rendered {path}")

@@ -20,6 +20,8 @@ from typing import Any, Optional, Sequence
 from ..errors import OpError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node, Value
+from ..ir.lookup import OpLookup
+from ..ops.registry import OpDef
 from ..passes.rewrite import Replacement, rewrite_nodes
 from .backend import Capabilities
 
@@ -40,7 +42,7 @@ class Expanded:
     expansions: tuple[Expansion, ...]
 
 
-def decompose(node: Node, registry: Any) -> Optional[Graph]:
+def decompose(node: Node, registry: OpLookup[OpDef]) -> Optional[Graph]:
     """The nodes ``node``'s decomposition emits, as a graph from ``node``'s inputs to the
     values replacing its outputs (each of the output's type); ``None`` for a primitive op.
     Emitted nodes without a source location take ``node``'s."""
@@ -61,7 +63,8 @@ def decompose(node: Node, registry: Any) -> Optional[Graph]:
     return Graph(tuple(dict.fromkeys(node.inputs)), nodes, outputs, b.name)
 
 
-def expand_composites(graph: Graph, capabilities: Capabilities, registry: Any) -> Expanded:
+def expand_composites(graph: Graph, capabilities: Capabilities,
+                      registry: OpLookup[OpDef]) -> Expanded:
     """``graph`` with each node that ``capabilities`` does not cover replaced by its
     decomposition where the decomposition is covered (see the module doc)."""
     expanded, records = _Expander(capabilities, registry).graph(graph)
@@ -69,7 +72,7 @@ def expand_composites(graph: Graph, capabilities: Capabilities, registry: Any) -
 
 
 class _Expander:
-    def __init__(self, capabilities: Capabilities, registry: Any) -> None:
+    def __init__(self, capabilities: Capabilities, registry: OpLookup[OpDef]) -> None:
         self.capabilities = capabilities
         self.registry = registry
 

@@ -15,13 +15,17 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence
+from typing import Optional, Sequence
 
+from ..defaults import or_default_ops
 from ..errors import BackendError
 from ..ir.graph import Graph, Node, Value
+from ..ir.lookup import OpLookup
 from ..ir.types import TensorType
+from ..ops.registry import OpDef
 from .backend import Backend, FallbackPolicy
 from .expand import Expansion, expand_composites
+from .report import explain_plan
 
 
 class FallbackWarning(UserWarning):
@@ -78,8 +82,6 @@ class PartitionPlan:
         return sum(t.nbytes for t in self.transfers)
 
     def explain(self) -> str:
-        from .report import explain_plan
-
         return explain_plan(self)
 
 
@@ -149,17 +151,14 @@ def _segments(graph: Graph, placements: Sequence[Placement]) -> list[tuple[str, 
 
 
 def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy = "warn", *,
-              registry: Any = None) -> PartitionPlan:
+              registry: Optional[OpLookup[OpDef]] = None) -> PartitionPlan:
     """Expand the composites the preferred backend does not claim, place the nodes and cut
     the graph into per-backend segments.  ``registry`` holds the ops' decompositions (the
     process's op registry by default)."""
     expansions: tuple[Expansion, ...] = ()
     if backends:
-        if registry is None:
-            from ..ops import registry as process_registry
-
-            registry = process_registry()
-        expanded = expand_composites(graph, backends[0].capabilities(), registry)
+        expanded = expand_composites(graph, backends[0].capabilities(),
+                                     or_default_ops(registry))
         graph, expansions = expanded.graph, expanded.expansions
     placements = place(graph, backends, policy)
     runs = _segments(graph, placements)

@@ -13,9 +13,11 @@ from typing import Any, Iterator, Optional
 
 import numpy as np
 
+from ..defaults import op_registry, rule_registry
 from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType
 from ..ir.graph import Graph
+from ..ir.lookup import OpLookup, OpSchema
 from ..ops.samples import SAMPLES_RULE, OpSample, SampleFn, random_array, region, sample_rng
 
 __all__ = [
@@ -27,8 +29,6 @@ __all__ = [
 def samples_for(op: str, seed: int = 0) -> list[OpSample]:
     """The samples attached to ``op`` (under :data:`SAMPLES_RULE`), drawn with
     :func:`sample_rng` ``(seed, op)``; empty when it has none."""
-    from ..ops import rule_registry
-
     samples = rule_registry().get(SAMPLES_RULE, op)
     return [] if samples is None else list(samples(sample_rng(seed, op)))
 
@@ -36,14 +36,12 @@ def samples_for(op: str, seed: int = 0) -> list[OpSample]:
 def all_samples(seed: int = 0, *, owner: Optional[str] = None) -> Iterator[OpSample]:
     """The samples of every op that has some (of the ops defined by the distribution
     ``owner`` when given: ``"mskernel"`` for the core's), op by op in name order."""
-    from ..ops import registry, rule_registry
-
     for op in sorted(rule_registry().ops_with(SAMPLES_RULE)):
-        if owner is None or registry().get(op).owner == owner:
+        if owner is None or op_registry().get(op).owner == owner:
             yield from samples_for(op, seed)
 
 
-def sample_graph(sample: OpSample, registry: Any = None) -> Graph:
+def sample_graph(sample: OpSample, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
     """A graph applying the sample's op once to fresh inputs; its outputs are the op's."""
     b = GraphBuilder(sample.op.replace(".", "_"), registry)
     inputs = [b.input(t) for t in sample.arg_types()]

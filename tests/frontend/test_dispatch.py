@@ -11,7 +11,7 @@ from mskernel.frontend.dispatch import apply, interpose
 from mskernel.frontend.tensor import TracedValueError
 from mskernel.frontend.trace import EscapedTracerError, trace_function
 from mskernel.ir import tensor_type
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime import FallbackWarning, compile_graph
 from mskernel.runtime.reference import ReferenceBackend
 
@@ -121,7 +121,7 @@ class _PrimitivesOnly(ReferenceBackend):
 
     def capabilities(self):
         caps = super().capabilities()
-        return type(caps)({op: s for op, s in caps.ops.items() if registry().get(op).primitive})
+        return type(caps)({op: s for op, s in caps.ops.items() if op_registry().get(op).primitive})
 
 
 def test_an_eager_composite_runs_on_a_backend_claiming_only_primitives(monkeypatch):

@@ -12,22 +12,22 @@ import pytest
 
 from mskernel.errors import OpError
 from mskernel.ir.verify import verify
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime import Capabilities
 from mskernel.runtime.expand import expand_composites
 from mskernel.runtime.interpreter import run_graph
 from mskernel.testing import OpSample, assert_close, sample_graph, samples_for
 
-CORE = [op for op in registry() if op.owner == "mskernel"]
+CORE = [op for op in op_registry() if op.owner == "mskernel"]
 COMPOSITES = sorted(op.name for op in CORE if not op.primitive)
 PRIMITIVES = Capabilities.uniform(op.name for op in CORE if op.primitive)
 
 
 def fully_expanded(graph):
-    expanded = expand_composites(graph, PRIMITIVES, registry()).graph
+    expanded = expand_composites(graph, PRIMITIVES, op_registry()).graph
     leftover = sorted({n.op for n in expanded.walk() if n.op not in PRIMITIVES})
     assert not leftover, f"not expanded into primitives: {leftover}"
-    verify(expanded, registry())
+    verify(expanded, op_registry())
     return expanded
 
 
@@ -80,7 +80,7 @@ ATTRS = {"gelu": [{"approximate": "none"}, {"approximate": "tanh"}],
 def special_samples(op):
     """The op on every special value (every pair of them for a binary op) of each dtype it
     accepts."""
-    binary = len(registry().get(op).inputs) == 2
+    binary = len(op_registry().get(op).inputs) == 2
     for dt in SPECIAL_DTYPES:
         values = special_values(dt)
         if binary:

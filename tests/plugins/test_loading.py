@@ -61,8 +61,8 @@ def test_healthy_plugin_is_recorded_from_its_metadata_and_info(sandbox):
 
 def test_ops_and_rules_are_owned_by_the_plugins_distribution(sandbox):
     sandbox.install_demo()
-    assert mskernel.ops.registry().get("demo.double").owner == "mskernel-demo"
-    assert mskernel.ops.registry().get("add").owner == "mskernel"
+    assert mskernel.ops.op_registry().get("demo.double").owner == "mskernel-demo"
+    assert mskernel.ops.op_registry().get("add").owner == "mskernel"
     assert host().rules.get("vjp", "demo.double")(3.0) == 6.0
     assert host().rules_registered_by("demo") == [("vjp", "demo.double")]
 
@@ -70,7 +70,7 @@ def test_ops_and_rules_are_owned_by_the_plugins_distribution(sandbox):
 def test_an_unknown_op_name_loads_the_plugins(sandbox):
     sandbox.install_demo()
     assert sandbox.imported() == []
-    assert mskernel.ops.registry().find("demo.double") is not None
+    assert mskernel.ops.op_registry().find("demo.double") is not None
     assert "mskernel_demo.plugin" in sandbox.imported()
 
 

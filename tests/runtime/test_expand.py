@@ -8,7 +8,7 @@ import pytest
 from mskernel.errors import BackendError, OpError
 from mskernel.ir import GraphBuilder, SourceLoc, tensor_type
 from mskernel.ir.types import TensorType
-from mskernel.ops import OpDef, OpRegistry, registry
+from mskernel.ops import OpDef, OpRegistry, op_registry
 from mskernel.ops.core import mskernel_register_ops
 from mskernel.runtime import CompiledGraph, partition
 from mskernel.runtime.expand import decompose, expand_composites
@@ -16,7 +16,7 @@ from mskernel.runtime.interpreter import run_graph
 from mskernel.runtime.reference import ReferenceBackend
 from mskernel.testing import assert_close, random_array
 
-PRIMITIVES = sorted(op.name for op in registry() if op.primitive)
+PRIMITIVES = sorted(op.name for op in op_registry() if op.primitive)
 
 
 def block_graph(dt="f32"):
@@ -130,7 +130,7 @@ def test_a_region_node_the_backend_cannot_run_keeps_its_regions(subset_backend):
 
 def test_an_unchanged_graph_is_the_same_object(subset_backend):
     graph = block_graph()
-    expanded = expand_composites(graph, ReferenceBackend().capabilities(), registry())
+    expanded = expand_composites(graph, ReferenceBackend().capabilities(), op_registry())
     assert expanded.graph is graph and expanded.expansions == ()
 
 

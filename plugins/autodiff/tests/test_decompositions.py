@@ -10,15 +10,15 @@ import numpy as np
 import pytest
 
 from mskernel.frontend.tensor import Tensor
-from mskernel.ops import registry, rule_registry
+from mskernel.ops import op_registry, rule_registry
 from mskernel.runtime import Capabilities
 from mskernel.runtime.expand import expand_composites
 from mskernel.testing import OpSample, assert_close, sample_graph, samples_for
 from mskernel_autodiff.control import region_vjp
 
 SAMPLES_PER_OP = 4
-PRIMITIVES = Capabilities.uniform(op.name for op in registry() if op.primitive)
-DIFFERENTIABLE = sorted(op.name for op in registry() if op.owner == "mskernel"
+PRIMITIVES = Capabilities.uniform(op.name for op in op_registry() if op.primitive)
+DIFFERENTIABLE = sorted(op.name for op in op_registry() if op.owner == "mskernel"
                         and not op.primitive and rule_registry().has("vjp", op.name))
 
 
@@ -83,7 +83,7 @@ def test_the_derivative_of_the_decomposition_is_the_ops(op):
     rng = np.random.default_rng(0)
     for sample in samples:
         graph = sample_graph(sample)
-        expanded = expand_composites(graph, PRIMITIVES, registry()).graph
+        expanded = expand_composites(graph, PRIMITIVES, op_registry()).graph
         assert all(n.op in PRIMITIVES for n in expanded.walk())
         cotangents = [cotangent(rng, v) for v in graph.outputs]
         own, chained = vjp(graph, sample.args, cotangents), vjp(expanded, sample.args, cotangents)
