@@ -18,7 +18,7 @@ from mskernel.ir import (
 from mskernel.ir.dtypes import round_to_bfloat16
 from mskernel.ir.parser import MAX_NESTING, parse_graph
 from mskernel.ir.printer import print_graph
-from mskernel.ops import elementwise, registry as op_registry
+from mskernel.ops import elementwise, op_registry
 from mskernel.ops.registry import Attr, OpDef, OpRegistry
 from mskernel.ops.rules import tensor
 from mskernel.testing import sample_graph, samples_for
