@@ -67,6 +67,8 @@ def expand_composites(graph: Graph, capabilities: Capabilities,
                       registry: OpLookup[OpDef]) -> Expanded:
     """``graph`` with each node that ``capabilities`` does not cover replaced by its
     decomposition where the decomposition is covered (see the module doc)."""
+    if all(capabilities.supports(node) for node in graph.nodes):  # the common case
+        return Expanded(graph, ())
     expanded, records = _Expander(capabilities, registry).graph(graph)
     return Expanded(expanded, tuple(records))
 
