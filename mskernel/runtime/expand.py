@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any, Optional, Sequence
 
-from ..errors import OpError
+from ..errors import MskernelError, OpError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node, Value
 from ..ir.lookup import OpLookup
@@ -50,7 +50,13 @@ def decompose(node: Node, registry: OpLookup[OpDef]) -> Optional[Graph]:
     if opdef.decomposition is None:
         return None
     b = GraphBuilder(f"{node.op}.decomposed", registry)
-    result = opdef.decomposition(b, *node.inputs, **node.attrs)
+    try:
+        result = opdef.decomposition(b, *node.inputs, **node.attrs)
+    except MskernelError:
+        raise
+    except Exception as exc:  # a bug in the op's definition: say whose, and where
+        raise OpError(f"the decomposition of op '{node.op}' ({opdef.owner}){node.where()} "
+                      f"failed on ({_types(node.inputs)}): {type(exc).__name__}: {exc}") from exc
     outputs = tuple(result) if isinstance(result, tuple) else (result,)
     types = [v.type for v in outputs]
     if types != [v.type for v in node.outputs]:

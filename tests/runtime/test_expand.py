@@ -160,6 +160,16 @@ def test_a_decomposition_of_the_wrong_type_is_reported():
         decompose(_twice_node(ops), ops)
 
 
+def test_a_decomposition_that_raises_is_reported_with_the_op_and_its_plugin():
+    def broken(b, x):
+        raise ValueError("no such case")
+
+    ops = _registry_with(broken)
+    with pytest.raises(OpError, match=r"decomposition of op 'acme.twice' \(mskernel-acme\) .*"
+                                      r"failed on \(f32\[3\]\): ValueError: no such case"):
+        decompose(_twice_node(ops), ops)
+
+
 def test_a_decomposition_emitting_its_own_op_is_reported():
     ops = _registry_with(lambda b, x: b.op("acme.twice", x))
     with pytest.raises(OpError, match="emits 'acme.twice'"):
