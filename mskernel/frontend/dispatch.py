@@ -3,10 +3,11 @@
 Eager mode compiles a one-node graph per (backend, op, input types, attributes) the first time
 it is seen and caches the executable, so a repeated op costs a dictionary lookup and one
 ``Executable.run``.  A composite op the tensors' backend does not claim runs there as its
-decomposition when the backend runs every op of it; any other op the backend cannot run is
-placed on the next capable backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow /
-warn / deny, default warn), with its inputs and outputs transferred — the same rules the
-partitioner applies to graphs.
+decomposition when the backend runs every op of it.  Another op the backend cannot run runs on
+its plugin's host kernel beside that backend when it has one
+(:mod:`mskernel.runtime.host_kernels`), else on the next capable backend under the fallback
+policy (``MSKERNEL_FALLBACK`` = allow / warn / deny, default warn), with its inputs and outputs
+transferred — the same rules the partitioner applies to graphs.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, attr_key
 from ..runtime.backend import Backend, CompileOptions, DeviceArray
-from ..runtime.executor import transfer
+from ..runtime.executor import installed_host_kernels, transfer
 from ..runtime.expand import expand_composites
+from ..runtime.host_kernels import HostKernelExecutable
 from ..runtime.partition import FallbackWarning
 from .device import current_device
 from ..ir.source import user_location
@@ -204,10 +206,14 @@ def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[s
     builder.append(node)
     graph = builder.build(list(node.outputs))
     capabilities = home.capabilities()
-    if not capabilities.supports(node):  # a composite may run on home as its decomposition
+    if not capabilities.supports(node):
         expanded = expand_composites(graph, capabilities, host().ops)
-        if expanded.expansions:
+        if expanded.expansions:  # a composite running on home as its decomposition
             return _EagerKernel(home.compile(expanded.graph, _EAGER_OPTIONS), home, home, multi)
+        kernel = installed_host_kernels().get(op)  # a plugin's host kernel?
+        if kernel is not None and kernel.reason_unsupported(node) is None:
+            executable = HostKernelExecutable(graph, home, {op: kernel})
+            return _EagerKernel(executable, home, home, multi)
     runs_on = _capable_backend(home, node, op)
     return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi)
 
