@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+from types import EllipsisType
 from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
@@ -165,7 +166,9 @@ def _conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints,
     spread = np.zeros(x.shape[:2] + tuple((size - 1) * s + 1
                                           for size, s in zip(x.shape[2:], window.stride)),
                       xc.dtype)
-    spread[(Ellipsis, *(slice(None, None, s) for s in window.stride))] = xc
+    every_stride: tuple[EllipsisType | slice, ...] = (
+        ..., *(slice(None, None, s) for s in window.stride))
+    spread[every_stride] = xc
     edges = [ext - 1 for ext in window.extents]
     spread = pad(spread, [(e - lo, e - hi + o)
                           for e, (lo, hi), o in zip(edges, window.padding, extra)], 0)
@@ -441,7 +444,7 @@ def _sample(op: str, rng: np.random.Generator, shapes: tuple[tuple[int, ...], ..
 
 
 # (label, x shape, w shape, attrs); the first two run on every float dtype.
-_CONV_CASES = (
+_CONV_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
     ("1d-stride-asym-pad", (2, 4, 9), (6, 4, 3), {"stride": (2,), "padding": (1, 2)}),
     ("2d-groups-dilation", (2, 4, 6, 5), (6, 2, 3, 2),
      {"stride": (1, 2), "padding": (0, 1, 2, 0), "dilation": (2, 1), "groups": 2}),
@@ -452,7 +455,7 @@ _CONV_CASES = (
     ("defaults", (1, 2, 4, 4), (2, 2, 2, 2), {}),
 )
 
-_CONV_TRANSPOSE_CASES = (
+_CONV_TRANSPOSE_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
     ("1d-stride-output-padding", (2, 4, 5), (4, 3, 3),
      {"stride": (2,), "padding": (1, 0), "output_padding": (1,)}),
     ("2d-groups-dilation", (1, 4, 3, 4), (4, 2, 2, 3),

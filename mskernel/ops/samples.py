@@ -20,7 +20,7 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 from itertools import cycle
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TypedDict
 
 import numpy as np
 
@@ -115,7 +115,14 @@ _ACCUMULATION_TOLERANCE = {
 }
 
 
-def accumulation_tolerance(dt: str) -> dict[str, Any]:
+class Tolerance(TypedDict, total=False):
+    """``rtol``/``atol`` keyword arguments of :class:`OpSample`."""
+
+    rtol: float
+    atol: float
+
+
+def accumulation_tolerance(dt: str) -> Tolerance:
     """``rtol``/``atol`` keyword arguments of :class:`OpSample` for a result that sums many
     terms of dtype ``dt`` (empty for exact dtypes): backends may add in another order or
     accumulate in the dtype itself."""
