@@ -5,7 +5,7 @@ does not run it sends the node to another backend (a fallback).  A *composite* d
 other core ops, and a backend that does not claim it runs the decomposition instead
 (:mod:`mskernel.runtime.expand`).  So the primitives are all a new backend must implement to
 run every core op itself; the composites are what it may claim to run a fused kernel.
-``docs/ops.md`` lists both (``python -m mskernel.ops.primitives docs/ops.md`` renders it).
+``docs/ops.md`` lists both (``python tools/ops_page.py docs/ops.md`` renders it).
 
 Where the line is drawn.  An op is a composite when a composition of other core ops computes
 what its reference computes — exactly, or within the dtype's tolerance — on every input (NaN,
@@ -44,9 +44,7 @@ decision taken here, with its reason, not a side effect of adding an op.
 
 from __future__ import annotations
 
-import sys
 from importlib import import_module
-from pathlib import Path
 from typing import Iterator
 
 from .core import FAMILIES
@@ -73,69 +71,3 @@ def primitives(registry: OpRegistry) -> list[str]:
 def composites(registry: OpRegistry) -> list[str]:
     """The core ops with a decomposition, by name."""
     return sorted(op.name for _, op in core_ops(registry) if not op.primitive)
-
-
-PAGE_HEADER = """\
-# Core ops: primitives and composites
-
-<!-- rendered from mskernel/ops by `python -m mskernel.ops.primitives docs/ops.md`; the core's
-tests fail while this page and the op definitions differ -->
-
-A backend runs the ops it claims (`Backend.capabilities()`, see
-[plugins.md](plugins.md#capabilities-and-fallback)); the partitioner sends every other node to
-the next capable backend.  Composite ops are the exception: a composite the preferred backend
-does not claim is replaced by its decomposition when the backend runs all the ops it emits, so
-it runs there.  A new backend therefore implements the **{primitives} primitives** to run every
-core op itself, and may claim any of the **{composites} composites** to run a fused kernel in
-place of the decomposition.  Why each op falls on its side of the line, and the budget of
-{budget} primitives, are in the docstring of `mskernel/ops/primitives.py`.
-"""
-
-
-def render(registry: OpRegistry) -> str:
-    """``docs/ops.md``: the primitives and the composites (with what each decomposes into,
-    for its first sample) family by family."""
-    from ..runtime.expand import decompose
-    from ..testing import sample_graph, samples_for
-
-    prims = [(f, op) for f, op in core_ops(registry) if op.primitive]
-    comps = [(f, op) for f, op in core_ops(registry) if not op.primitive]
-    lines = [PAGE_HEADER.format(primitives=len(prims), composites=len(comps),
-                                budget=PRIMITIVE_BUDGET),
-             "## The primitives: what a backend must implement", "",
-             "| family | op | computes |", "| --- | --- | --- |"]
-    lines += [f"| {family} | `{op.name}` | {_cell(op.doc)} |" for family, op in prims]
-    lines += ["", "## The composites: what a backend may claim for speed", "",
-              "| family | op | decomposes into (for the inputs of its first sample) | computes |",
-              "| --- | --- | --- | --- |"]
-    for family, op in comps:
-        sample = samples_for(op.name)[0]
-        parts = decompose(sample_graph(sample, registry).nodes[0], registry)
-        assert parts is not None  # a composite
-        emitted = ", ".join(f"`{name}`" for name in dict.fromkeys(n.op for n in parts.nodes))
-        inputs = ", ".join(str(t) for t in sample.arg_types())
-        lines.append(f"| {family} | `{op.name}` | {emitted}{f' ({inputs})' if inputs else ''} "
-                     f"| {_cell(op.doc)} |")
-    return "\n".join(lines) + "\n"
-
-
-def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m mskernel.ops.primitives docs/ops.md", file=sys.stderr)
-        return 2
-    from ..defaults import op_registry
-
-    path = Path(argv[0])
-    page = render(op_registry())
-    if not path.exists() or path.read_text(encoding="utf-8") != page:
-        path.write_text(page, encoding="utf-8")
-        print(f"rendered {path}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
