@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.machinery
+import os
 import sys
 import types
 from dataclasses import dataclass, field
@@ -15,13 +16,18 @@ from ..errors import PluginError
 #: Sub-commands of ``mskernel`` that the core itself defines (in :mod:`mskernel.cli`).
 CORE_COMMANDS = frozenset({"plugins", "explain"})
 
+#: Core packages that plugins may add sub-modules to (``mskernel.common.initializer``).
+OPEN_CORE_PACKAGES = frozenset({"common"})
+
 
 @dataclass
 class NamespaceRegistry:
     """``mskernel.<name>`` → the module that implements it (imported on first access).
 
-    A name must be a public Python identifier that the core does not use itself
-    (``mskernel.ir`` and ``mskernel.__version__`` cannot be taken over by a plugin).
+    A name is a public Python identifier that the core does not use itself (``mskernel.ir``
+    and ``mskernel.__version__`` cannot be taken over by a plugin), or a dotted path of them
+    naming a sub-module of another plugin's namespace (``"nn.probability"``) or of a core
+    package open to plugins (:data:`OPEN_CORE_PACKAGES`: ``"common.initializer"``).
     """
 
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
@@ -29,10 +35,16 @@ class NamespaceRegistry:
     def register(self, name: str, module: str, *, owner: str = "unknown") -> None:
         """Make ``mskernel.<name>`` resolve to ``module`` (a dotted module path) or to one
         attribute of it (``"mskernel_autodiff.api:grad"``)."""
-        if not name.isidentifier() or name.startswith("_"):
-            raise PluginError(f"namespace name {name!r} is not a public Python identifier")
+        parts = name.split(".")
+        if not all(part.isidentifier() and not part.startswith("_") for part in parts):
+            raise PluginError(f"namespace name {name!r} is not a public Python identifier "
+                              "(or a dotted path of them)")
         if _is_core_name(name):
             raise PluginError(f"namespace name {name!r} is taken by the core (mskernel.{name})")
+        if len(parts) > 1 and parts[0] not in OPEN_CORE_PACKAGES and _is_core_name(parts[0]):
+            raise PluginError(f"namespace name {name!r}: the core package mskernel.{parts[0]} "
+                              f"takes no plugin sub-modules (open ones: "
+                              f"{', '.join(sorted(OPEN_CORE_PACKAGES))})")
         existing = self.modules.get(name)
         if existing is not None:
             raise PluginError(
@@ -54,13 +66,16 @@ class NamespaceRegistry:
 def _is_core_name(name: str) -> bool:
     """Whether ``mskernel.<name>`` is an attribute or submodule of the core (not imported)."""
     core = sys.modules["mskernel"]
-    value = vars(core).get(name)
-    if isinstance(value, types.ModuleType) and not value.__name__.startswith("mskernel."):
-        return False  # an imported plugin namespace (``import mskernel.nn``), not the core's
-    if value is not None:
-        return True
+    *package, leaf = name.split(".")
+    if not package:
+        value = vars(core).get(name)
+        if isinstance(value, types.ModuleType) and not value.__name__.startswith("mskernel."):
+            return False  # an imported plugin namespace (``import mskernel.nn``), not the core's
+        if value is not None:
+            return True
     # a real submodule file of the core (the namespace importer is not consulted)
-    return importlib.machinery.PathFinder.find_spec(f"mskernel.{name}", core.__path__) is not None
+    path = [os.path.join(core.__path__[0], *package)]
+    return importlib.machinery.PathFinder.find_spec(f"mskernel.{name}", path) is not None
 
 
 @dataclass
