@@ -398,7 +398,8 @@ class Compiled:
         self._key = key
         #: run on the inputs' device (or host) arrays; returns the function's result
         self.run: Callable[[list[Any]], Any] = self._run_tree
-        if program.out_tree == LEAF and not program.has_state:
+        if (program.out_tree == LEAF and program.constants == (None,) and not program.has_state
+                and not program.checks):
             run, concrete = compiled.run, Tensor._concrete
             self.run = lambda arrays: concrete(run(arrays)[0])
 
@@ -418,10 +419,9 @@ class Compiled:
 
     def _run_tree(self, arrays: list[Any]) -> Any:
         program = self.program
-        if program.has_state:
-            state, cells = program.state_arguments()
-            outs = self.executable.run([*arrays, *state])[:-1]
-            program.write_back(cells)
-        else:
-            outs = self.executable.run(arrays)
-        return unflatten(program.out_tree, [Tensor._concrete(o) for o in outs])
+        if not program.has_state:
+            return program.result(self.executable.run(arrays))
+        state, cells = program.state_arguments()
+        result = program.result(self.executable.run([*arrays, *state]))
+        program.write_back(cells)  # not when a runtime check raised: the run did not happen
+        return result
