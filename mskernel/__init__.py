@@ -25,6 +25,8 @@ _FRONTEND = {
     "Parameter": ("mskernel.frontend.parameter", "Parameter"),
     "ParameterTuple": ("mskernel.frontend.parameter", "ParameterTuple"),
     "jit": ("mskernel.frontend.jit", "jit"),
+    "jit_class": ("mskernel.frontend.jit", "jit_class"),
+    "mutable": ("mskernel.frontend.jit", "mutable"),
     "set_device": ("mskernel.frontend.device", "set_device"),
     "get_device": ("mskernel.frontend.device", "get_device"),
     "device": ("mskernel.frontend.device", "device"),

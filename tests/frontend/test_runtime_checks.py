@@ -187,3 +187,36 @@ def test_checks_outside_staged_code_keep_the_traced_value_error():
 
     with pytest.raises(TracedValueError, match="bool\\(tensor\\) needs a concrete value"):
         jit(lambda x: ms.ops.cond(x > 0, body, lambda v: v, x))(t(1))
+
+
+# -- MindSpore's other graph-mode names -------------------------------------------------------
+
+
+def test_mutable_makes_a_number_an_input():
+    @jit
+    def f(x, n):
+        return x * n
+
+    for n in (2, 3):
+        assert float(f(t(1), ms.mutable(n))) == n
+    assert f.cache_info().misses == 1
+    pair = (t(1), t(2))
+    assert ms.mutable(pair) is pair
+    with pytest.raises(ValueError, match="dynamic_len"):
+        ms.mutable([t(1)], dynamic_len=True)
+    with pytest.raises(TypeError, match="str values cannot be graph inputs"):
+        ms.mutable(("a", t(1)))
+
+
+def test_jit_class_marks_classes():
+    @ms.jit_class
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        def __call__(self, x):
+            return x * self.k
+
+    assert float(jit(lambda x: Scale(3)(x))(t(2))) == 6.0
+    with pytest.raises(TypeError, match="decorates a class"):
+        ms.jit_class(lambda: 0)
