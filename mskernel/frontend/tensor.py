@@ -270,7 +270,8 @@ class Tensor(_Methods):
         MindSpore."""
         if self._data is None:
             return repr(self)
-        return np.array2string(self._data.to_host(), formatter=self._formatter())
+        values, formatter = self._data.to_host(), self._formatter()
+        return str(values) if formatter is None else np.array2string(values, formatter=formatter)
 
     def _formatter(self) -> Optional[dict[str, Any]]:
         return {"float_kind": _bfloat16_text} if self.dtype.name == "bfloat16" else None

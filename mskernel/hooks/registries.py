@@ -16,8 +16,9 @@ from ..errors import PluginError
 #: Sub-commands of ``mskernel`` that the core itself defines (in :mod:`mskernel.cli`).
 CORE_COMMANDS = frozenset({"plugins", "explain"})
 
-#: Core packages that plugins may add sub-modules to (``mskernel.common.initializer``).
-OPEN_CORE_PACKAGES = frozenset({"common"})
+#: Core namespaces a plugin may add members to (``mskernel.common.initializer``); the core's
+#: own members come first.
+EXTENSIBLE_NAMESPACES = frozenset({"common"})
 
 
 @dataclass
@@ -26,8 +27,8 @@ class NamespaceRegistry:
 
     A name is a public Python identifier that the core does not use itself (``mskernel.ir``
     and ``mskernel.__version__`` cannot be taken over by a plugin), or a dotted path of them
-    naming a sub-module of another plugin's namespace (``"nn.probability"``) or of a core
-    package open to plugins (:data:`OPEN_CORE_PACKAGES`: ``"common.initializer"``).
+    naming a member of another plugin's namespace (``"nn.probability"``) or of a core
+    namespace open to plugins (:data:`EXTENSIBLE_NAMESPACES`: ``"common.initializer"``).
     """
 
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
@@ -41,10 +42,10 @@ class NamespaceRegistry:
                               "(or a dotted path of them)")
         if _is_core_name(name):
             raise PluginError(f"namespace name {name!r} is taken by the core (mskernel.{name})")
-        if len(parts) > 1 and parts[0] not in OPEN_CORE_PACKAGES and _is_core_name(parts[0]):
+        if len(parts) > 1 and parts[0] not in EXTENSIBLE_NAMESPACES and _is_core_name(parts[0]):
             raise PluginError(f"namespace name {name!r}: the core package mskernel.{parts[0]} "
                               f"takes no plugin sub-modules (open ones: "
-                              f"{', '.join(sorted(OPEN_CORE_PACKAGES))})")
+                              f"{', '.join(sorted(EXTENSIBLE_NAMESPACES))})")
         existing = self.modules.get(name)
         if existing is not None:
             raise PluginError(
