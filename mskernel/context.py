@@ -22,7 +22,7 @@ setting back.
 from __future__ import annotations
 
 import warnings
-from typing import Any, Literal, Optional
+from typing import Any, Final, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,12 +30,12 @@ __all__ = ["COMPATIBLE", "GRAPH_MODE", "LAX", "PYNATIVE_MODE", "STRICT", "Contex
            "get_context", "set_context"]
 
 #: MindSpore's values for the two execution modes.
-GRAPH_MODE = 0
-PYNATIVE_MODE = 1
+GRAPH_MODE: Final = 0
+PYNATIVE_MODE: Final = 1
 #: MindSpore's values for ``jit_syntax_level``.
-STRICT = 0
-COMPATIBLE = 1
-LAX = 2
+STRICT: Final = 0
+COMPATIBLE: Final = 1
+LAX: Final = 2
 
 
 class ContextSettings(BaseModel):

@@ -262,7 +262,7 @@ class Tensor(_Methods):
         if self._data is None:
             return f"Tensor(traced, shape={self.shape}, dtype={self.dtype})"
         body = np.array2string(self._data.to_host(), separator=", ", prefix="Tensor(",
-                               formatter=self._formatter())
+                               formatter=self._formatter())  # type: ignore[arg-type]  # numpy's TypedDict
         return f"Tensor({body}, dtype={self.dtype})"
 
     def __str__(self) -> str:
@@ -271,7 +271,9 @@ class Tensor(_Methods):
         if self._data is None:
             return repr(self)
         values, formatter = self._data.to_host(), self._formatter()
-        return str(values) if formatter is None else np.array2string(values, formatter=formatter)
+        if formatter is None:
+            return str(values)
+        return np.array2string(values, formatter=formatter)  # type: ignore[arg-type]
 
     def _formatter(self) -> Optional[dict[str, Any]]:
         return {"float_kind": _bfloat16_text} if self.dtype.name == "bfloat16" else None
