@@ -15,6 +15,9 @@ from typing import Callable, Sequence
 import numpy as np
 import pytest
 
+# probes.py beside this file imports by name, as the test modules do
+sys.path.insert(0, str(Path(__file__).parent))
+
 PORTS = Path(__file__).parent / "ports"
 RUNNER = Path(__file__).parent / "runner.py"
 

@@ -3,8 +3,9 @@
 layout.  Where MindSpore documents what a tutorial prints for fixed inputs, that is the
 oracle; training runs must learn the small data set.
 
-A port that needs something mskernel does not have yet is marked ``xfail`` (strict, so it
-fails the day it passes) with the missing MindSpore name; ``docs/mindspore.md`` lists them."""
+A port that needs something mskernel does not have yet is an expected failure naming the
+missing MindSpore names (:mod:`probes` asks the installed mskernel), and an ordinary test as
+soon as they are there; ``docs/mindspore.md`` lists them."""
 
 from __future__ import annotations
 
@@ -12,25 +13,21 @@ import re
 
 import numpy as np
 import pytest
+from probes import missing
 
-#: port → the MindSpore names it needs that mskernel lacks (none: it runs unchanged)
-MISSING: dict[str, str] = {
-    "quick_start": "mskernel.value_and_grad(fn, None, weights, has_aux=True) with weights "
-                   "given positionally (MindSpore 2.x's grad contract)",
-    "train": "mskernel.value_and_grad(fn, None, weights, has_aux=True) with weights given "
-             "positionally (MindSpore 2.x's grad contract)",
-    "autograd": "mskernel.grad differentiating the sum of a function's outputs, and "
-                "ops.stop_gradient (MindSpore 2.x's grad contract)",
-    "train_eval": "ops.GradOperation",
-    "save_load": "mskernel.export, mskernel.load and nn.GraphCell (the MindIR export plugin)",
+#: port → what it needs beyond what every port uses (see :data:`probes.NEEDS`)
+NEEDS = {
+    "quick_start": ("grad contract",), "train": ("grad contract",),
+    "autograd": ("grad contract", "several outputs"), "train_eval": ("GradOperation",),
+    "save_load": ("export",),
 }
 
 
 def port(name: str):
-    """``name``, marked ``xfail`` when :data:`MISSING` says what it lacks."""
-    if name not in MISSING:
-        return name
-    return pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=MISSING[name]))
+    """``name``, an expected failure while mskernel lacks what it needs."""
+    reason = missing(*NEEDS.get(name, ()))
+    return pytest.param(name, marks=[pytest.mark.xfail(strict=True, reason=reason)]
+                        if reason else [])
 
 
 def accuracies(stdout: str) -> list[float]:
