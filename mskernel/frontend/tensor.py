@@ -262,7 +262,7 @@ class Tensor(_Methods):
         if self._data is None:
             return f"Tensor(traced, shape={self.shape}, dtype={self.dtype})"
         body = np.array2string(self._data.to_host(), separator=", ", prefix="Tensor(",
-                               formatter=self._formatter())  # type: ignore[arg-type]  # numpy's TypedDict
+                               formatter=self._formatter())  # type: ignore[arg-type]
         return f"Tensor({body}, dtype={self.dtype})"
 
     def __str__(self) -> str:
@@ -305,6 +305,6 @@ def _bfloat16_text(v: float) -> str:
     for digits in range(1, 10):
         text = np.format_float_positional(np.float32(v), precision=digits, unique=False,
                                           fractional=False, trim=".")
-        if round_to_bfloat16(np.float32(float(text))) == np.float32(v):
+        if round_to_bfloat16(np.array(float(text), np.float32)) == np.float32(v):
             return text
     return str(np.float32(v))

@@ -48,11 +48,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
-from mskernel.context import GRAPH_MODE, get_context
-from mskernel.frontend.autograph.conversion import converted_callee
-from mskernel.frontend.jit import jit
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.trace import active_trace
+from mskernel import GRAPH_MODE, get_context, jit
+from mskernel_sdk import Parameter, active_trace, converted_callee
 
 __all__ = ["Cell"]
 

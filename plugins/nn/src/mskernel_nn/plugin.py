@@ -7,7 +7,7 @@ no layer code."""
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 
