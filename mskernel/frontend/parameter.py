@@ -73,20 +73,20 @@ class ParameterTuple(tuple):  # type: ignore[type-arg]
     def clone(self, prefix: str, init: Any = "same") -> "ParameterTuple":
         """New parameters named ``<prefix>.<name>``, of the same shapes and dtypes: copies
         (``init="same"``), zeros, ones, or what an initializer ``init(shape, dtype)`` gives."""
-        clones = []
-        for p in self:
-            if isinstance(init, str) and init not in _FILLS:
-                raise ValueError(f"ParameterTuple.clone: init {init!r} is not 'same', 'zeros' "
-                                 "or 'ones'; pass an initializer (mskernel.common.initializer)")
-            fill = _FILLS.get(init) if isinstance(init, str) else None
-            if init == "same":
-                value: Any = p.numpy()
-            elif fill is not None:
-                value = np.full(p.shape, fill, p.dtype.storage)
-            else:
-                value = Tensor(shape=p.shape, dtype=p.dtype, init=init)
-            clones.append(Parameter(value, f"{prefix}.{p.name}", p.requires_grad, p.dtype))
-        return ParameterTuple(clones)
+        if isinstance(init, str) and init not in _FILLS:
+            raise ValueError(f"ParameterTuple.clone: init {init!r} is not one of "
+                             f"{', '.join(map(repr, _FILLS))}; pass an initializer "
+                             "(mskernel.common.initializer) for anything else")
+        return ParameterTuple(Parameter(_initial_value(p, init), f"{prefix}.{p.name}",
+                                        p.requires_grad, p.dtype) for p in self)
 
 
+#: ``clone``'s named initial values: the parameter's own, or a constant
 _FILLS = {"same": None, "zeros": 0, "ones": 1}
+
+
+def _initial_value(p: Parameter, init: Any) -> Any:
+    if isinstance(init, str):
+        fill = _FILLS[init]
+        return p.numpy() if fill is None else np.full(p.shape, fill, p.dtype.storage)
+    return Tensor(shape=p.shape, dtype=p.dtype, init=init)
