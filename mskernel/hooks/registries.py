@@ -27,8 +27,8 @@ class NamespaceRegistry:
 
     A name is a public Python identifier that the core does not use itself (``mskernel.ir``
     and ``mskernel.__version__`` cannot be taken over by a plugin), or a dotted path of them
-    naming a member of another plugin's namespace (``"nn.probability"``) or of a core
-    namespace open to plugins (:data:`EXTENSIBLE_NAMESPACES`: ``"common.initializer"``).
+    naming a member of another plugin's namespace (``"nn.probability"``), or one member of a
+    core namespace open to plugins (:data:`EXTENSIBLE_NAMESPACES`: ``"common.initializer"``).
     """
 
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
@@ -42,10 +42,11 @@ class NamespaceRegistry:
                               "(or a dotted path of them)")
         if _is_core_name(name):
             raise PluginError(f"namespace name {name!r} is taken by the core (mskernel.{name})")
-        if len(parts) > 1 and parts[0] not in EXTENSIBLE_NAMESPACES and _is_core_name(parts[0]):
-            raise PluginError(f"namespace name {name!r}: the core package mskernel.{parts[0]} "
-                              f"takes no plugin sub-modules (open ones: "
-                              f"{', '.join(sorted(EXTENSIBLE_NAMESPACES))})")
+        if len(parts) > 1 and _is_core_name(parts[0]):
+            open_ones = ", ".join(f"'{n}.<member>'" for n in sorted(EXTENSIBLE_NAMESPACES))
+            if parts[0] not in EXTENSIBLE_NAMESPACES or len(parts) > 2:
+                raise PluginError(f"namespace name {name!r}: the core takes plugin members only "
+                                  f"as {open_ones}")
         existing = self.modules.get(name)
         if existing is not None:
             raise PluginError(
