@@ -10,11 +10,10 @@ import pytest
 from mskernel.ir.dtypes import dtype
 from mskernel.runtime.interpreter import run_graph
 from mskernel.testing import (
-    OpSample, accumulation_of, sample_graph, sample_tolerances, tolerance,
+    OpSample, accumulation_of, sample_graph, sample_tolerances, samples_for, tolerance,
     tolerance_for_reduction, unit_roundoff,
 )
 from mskernel.testing.accumulation import ACCUMULATIONS
-from mskernel.testing.samples import sample_functions
 
 
 def sequential(terms, dt):
@@ -100,9 +99,15 @@ def test_bounds_by_dtype():
 
 @pytest.mark.parametrize("op", sorted(ACCUMULATIONS))
 def test_every_sample_of_a_reduction_like_op_states_its_accumulation(op):
-    for sample in sample_functions()[op](np.random.default_rng(0)):
+    samples = samples_for(op)
+    assert samples
+    for sample in samples:
         accumulation = accumulation_of(sample)
-        assert accumulation is not None and accumulation.length >= 0, sample
+        if accumulation is None:  # a scatter that replaces or takes extremes sums nothing
+            assert sample.op.startswith("scatter") and sample.attrs["reduce"] not in (
+                "add", "mul"), sample
+            continue
+        assert accumulation.length >= 0, sample
         graph = sample_graph(sample)
         with np.errstate(all="ignore"):
             outputs = run_graph(graph, list(sample.args))
@@ -130,6 +135,20 @@ def test_sums_of_products_take_their_magnitudes_from_the_absolute_values():
     einsum = OpSample("einsum", (np.ones((2, 3, 4)), np.ones((4, 3))),
                       {"equation": "i...j,j...->..."})
     assert accumulation_of(einsum).length == 2 * 4
+
+
+def test_scatter_sums_each_element_with_every_update_addressed_to_it():
+    x = np.array([1.0, -1.0, 2.0])
+    updates = np.array([-2.0, 3.0, 4.0, -5.0])
+    index = np.array([0, 2, 0, 0])
+    add = accumulation_of(OpSample("scatter", (x, index, updates), {"axis": 0, "reduce": "add"}))
+    assert add.length == 1 + 4
+    np.testing.assert_array_equal(add.magnitudes[0], [12.0, 1.0, 5.0])
+    mul = accumulation_of(OpSample("scatter_nd", (x, index[:, None], updates),
+                                   {"reduce": "mul"}))
+    np.testing.assert_array_equal(mul.magnitudes[0], [40.0, 1.0, 6.0])
+    assert accumulation_of(OpSample("scatter", (x, index, updates),
+                                    {"axis": 0, "reduce": "max"})) is None
 
 
 def test_an_op_that_sums_nothing_has_no_accumulation_and_the_sample_may_override():

@@ -88,15 +88,17 @@ AccumulationFn = Callable[[OpSample], Optional[Accumulation]]
 # -- magnitudes -------------------------------------------------------------------------------
 
 
-def on_magnitudes(sample: OpSample) -> tuple[np.ndarray, ...]:
+def on_magnitudes(sample: OpSample, *, indices: Sequence[int] = ()) -> tuple[np.ndarray, ...]:
     """The sample's op applied, in float64 by the reference interpreter, to the absolute
-    values of its operands.  For an op whose outputs sum products of its operands with
-    non-negative weights (sums, means, matmul, einsum, convolutions, average pools, cumulative
-    sums) each element is the sum of its terms' absolute values; for products, the product's
+    values of its operands (but the index operands at positions ``indices``, passed as they
+    are).  For an op whose outputs sum products of its operands with non-negative weights
+    (sums, means, matmul, einsum, convolutions, average pools, cumulative sums, scatter-add)
+    each element is the sum of its terms' absolute values; for products, the product's
     absolute value."""
     from ..runtime.interpreter import run_graph
 
-    args = tuple(np.abs(np.asarray(a)).astype(np.float64) for a in sample.args)
+    args = tuple(np.asarray(a) if i in indices else _float64(np.abs(a))
+                 for i, a in enumerate(sample.args))
     graph = sample_graph(replace(sample, args=args, dtypes=None))
     return tuple(np.asarray(out) for out in run_graph(graph, list(args)))
 
@@ -164,6 +166,28 @@ def _avg_pool_length(sample: OpSample) -> int:
 def _adaptive_length(sample: OpSample) -> int:
     spatial = np.shape(sample.args[0])[2:]
     return math.prod(-(-size // out) + 1 for size, out in zip(spatial, sample.attrs["output_size"]))
+
+
+def _scattered(updates_per_element: Callable[[OpSample], int]) -> AccumulationFn:
+    """``scatter``/``scatter_nd`` combining duplicates by ``add`` or ``mul``: each element is
+    ``x`` and every update addressed to it, in an order the backend chooses."""
+    def rule(sample: OpSample) -> Optional[Accumulation]:
+        if sample.attrs["reduce"] not in ("add", "mul"):
+            return None
+        return Accumulation(1 + updates_per_element(sample),
+                            on_magnitudes(sample, indices=(1,)))
+    return rule
+
+
+def _scatter_updates(sample: OpSample) -> int:
+    """Updates reaching one element of ``x``: at most the index's extent along the axis."""
+    indices = np.shape(sample.args[1])
+    return indices[sample.attrs["axis"]] if indices else 1
+
+
+def _scatter_nd_updates(sample: OpSample) -> int:
+    """Updates reaching one element of ``x``: at most one per index tuple."""
+    return math.prod(np.shape(sample.args[1])[:-1])
 
 
 def _log_normalizer(sample: OpSample) -> Accumulation:
@@ -261,6 +285,8 @@ ACCUMULATIONS: Mapping[str, AccumulationFn] = {
     "conv_transpose": _summed(_conv_transpose_length),
     "avg_pool": _summed(_avg_pool_length),
     "adaptive_avg_pool": _summed(_adaptive_length),
+    "scatter": _scattered(_scatter_updates),
+    "scatter_nd": _scattered(_scatter_nd_updates),
     "logsumexp": _log_normalizer,
     "softmax": _log_normalizer,
     "log_softmax": _log_normalizer,

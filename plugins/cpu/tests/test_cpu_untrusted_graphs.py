@@ -261,8 +261,9 @@ CORE_FUZZ = textwrap.dedent("""
     from mskernel.runtime import CompileOptions, compile_graph
     from mskernel.runtime.interpreter import run_graph
     from mskernel.runtime.state import RefCell
-    from mskernel.testing import assert_close, random_array, sample_graph, sample_tolerances
-    from mskernel.testing.samples import sample_functions
+    from mskernel.testing import (
+        SAMPLES_RULE, assert_close, random_array, sample_graph, sample_tolerances,
+    )
 
     seed, per_op = int(sys.argv[1]), int(sys.argv[2])
     host().load_external()
@@ -314,10 +315,9 @@ CORE_FUZZ = textwrap.dedent("""
                 args[i] = random_array(rng, mutate_shape(rng, args[i].shape), dt)
         return replace(sample, args=tuple(args), attrs=attrs)
 
-    table = sample_functions()
-    for op in sorted(claimed & set(table)):
+    for op in sorted(claimed & rule_registry().ops_with(SAMPLES_RULE)):
         rng = np.random.default_rng([seed, zlib.crc32(op.encode())])
-        samples = [s for s in table[op](rng)  # state and control flow are tested elsewhere
+        samples = [s for s in rule_registry().get(SAMPLES_RULE, op)(rng)  # state and control flow are tested elsewhere
                    if not s.regions and not any(isinstance(a, RefCell) for a in s.args)]
         if not samples:
             continue
