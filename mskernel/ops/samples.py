@@ -27,6 +27,7 @@ import numpy as np
 from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType, as_storage, dtype as to_dtype
 from ..ir.graph import Graph, Value
+from ..ir.lookup import OpLookup, OpSchema
 from ..ir.types import TOKEN, RefType, TensorType, Type
 from ..runtime.state import TOKEN_VALUE, RefCell
 
@@ -76,6 +77,14 @@ class OpSample:
 #: A sample function: a seeded generator in, the op's samples out.  (The generator's type is
 #: named as a string: evaluating ``np.random`` would import it whenever the core ops load.)
 SampleFn = Callable[["np.random.Generator"], Iterable[OpSample]]
+
+
+def sample_graph(sample: OpSample, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
+    """A graph applying the sample's op once to fresh inputs; its outputs are the op's."""
+    b = GraphBuilder(sample.op.replace(".", "_"), registry)
+    inputs = [b.input(t) for t in sample.arg_types()]
+    out = b.op(sample.op, *inputs, regions=sample.regions, **dict(sample.attrs))
+    return b.build(list(out) if isinstance(out, tuple) else [out])
 
 
 def sample_rng(seed: int, subject: str) -> np.random.Generator:

@@ -17,11 +17,14 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from ..defaults import op_registry, rule_registry
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType
-from ..ir.graph import Graph
-from ..ir.lookup import OpLookup, OpSchema
-from ..ops.samples import SAMPLES_RULE, OpSample, SampleFn, random_array, region, sample_rng
+from ..ops.samples import (
+    SAMPLES_RULE, OpSample, SampleFn, random_array, region, sample_graph, sample_rng,
+)
+from .accumulation import (
+    ACCUMULATION_RULE, Accumulation, AccumulationFn, accumulation_of, sample_tolerances,
+    tolerance, tolerance_for_reduction, unit_roundoff,
+)
 
 __all__ = [
     "ACCUMULATION_RULE", "Accumulation", "AccumulationFn", "SAMPLES_RULE", "OpSample",
@@ -44,22 +47,6 @@ def all_samples(seed: int = 0, *, owner: Optional[str] = None) -> Iterator[OpSam
     for op in sorted(rule_registry().ops_with(SAMPLES_RULE)):
         if owner is None or op_registry().get(op).owner == owner:
             yield from samples_for(op, seed)
-
-
-def sample_graph(sample: OpSample, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
-    """A graph applying the sample's op once to fresh inputs; its outputs are the op's."""
-    b = GraphBuilder(sample.op.replace(".", "_"), registry)
-    inputs = [b.input(t) for t in sample.arg_types()]
-    out = b.op(sample.op, *inputs, regions=sample.regions, **dict(sample.attrs))
-    return b.build(list(out) if isinstance(out, tuple) else [out])
-
-
-def tolerance(dt: DType) -> tuple[float, float]:
-    """Default (rtol, atol) for comparing results of dtype ``dt`` computed two ways."""
-    return {
-        "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6),
-        "float64": (1e-12, 1e-14), "complex64": (1e-5, 1e-6), "complex128": (1e-12, 1e-14),
-    }.get(dt.name, (0.0, 0.0))
 
 
 def mismatch(actual: Any, expected: Any, dt: DType, rtol: Optional[float] = None,
@@ -94,9 +81,3 @@ def assert_close(actual: Any, expected: Any, dt: DType, *, rtol: Optional[float]
     if reason:
         raise AssertionError(f"{what}: {reason}" if what else reason)
 
-
-# The accumulation tolerances use OpSample and sample_graph above.
-from .accumulation import (  # noqa: E402
-    ACCUMULATION_RULE, Accumulation, AccumulationFn, accumulation_of, sample_tolerances,
-    tolerance_for_reduction, unit_roundoff,
-)

@@ -10,7 +10,9 @@ Stability of Numerical Algorithms*, 2nd ed., §3.1 and §4.2).  That bound holds
 machine; a fixed ``rtol`` holds on the machine where the test was written (one CPU's GEMM
 blocks its sums one way, the next one's another).
 
-- :func:`tolerance_for_reduction` turns the bound into the ``(rtol, atol)`` of a comparison;
+- :func:`tolerance` is the ``(rtol, atol)`` of a dtype for results computed two ways that
+  sum nothing; :func:`tolerance_for_reduction` turns the bound into the ``(rtol, atol)`` of
+  a result that does;
 - :func:`accumulation_of` gives, for a sample of a reduction-like core op, the reduction
   length and the magnitude (per output element, per output) to pass it.  A plugin attaches
   the same for its own ops under the rule kind :data:`ACCUMULATION_RULE`; the conformance kit
@@ -27,7 +29,7 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 
 from ..ir.dtypes import DType, dtype as to_dtype
-from . import OpSample, sample_graph, tolerance
+from ..ops.samples import OpSample, sample_graph
 
 #: The rule kind under which a plugin attaches an :data:`AccumulationFn` to an op it defines.
 ACCUMULATION_RULE = "accumulation"
@@ -36,6 +38,14 @@ ACCUMULATION_RULE = "accumulation"
 _UNIT_ROUNDOFF = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24,
                   "float64": 2.0 ** -53}
 _COMPONENT = {"complex64": "float32", "complex128": "float64"}
+
+
+def tolerance(dt: DType) -> tuple[float, float]:
+    """Default (rtol, atol) for comparing results of dtype ``dt`` computed two ways."""
+    return {
+        "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6),
+        "float64": (1e-12, 1e-14), "complex64": (1e-5, 1e-6), "complex128": (1e-12, 1e-14),
+    }.get(dt.name, (0.0, 0.0))
 
 
 def unit_roundoff(dt: str | DType) -> float:
