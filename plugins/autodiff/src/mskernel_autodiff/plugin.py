@@ -10,7 +10,7 @@ from mskernel.hooks import PluginInfo, hookimpl
 from . import __version__
 
 #: ``mskernel.<name>`` → ``mskernel_autodiff.api:<name>``.
-API_NAMES = ("grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+API_NAMES = ("grad", "value_and_grad", "get_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
              "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation")
 
 
