@@ -12,12 +12,12 @@ from __future__ import annotations
 
 from contextvars import Token
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 from ..errors import MskernelError
 from ..hooks.host import host
 from ..ir.builder import GraphBuilder
-from ..ir.graph import Graph, Value
+from ..ir.graph import Graph, SourceLoc, Value
 from ..ir.source import return_site
 from ..ir.types import TOKEN, RefType, TensorType
 from ..runtime.state import TOKEN_VALUE, RefCell
@@ -83,6 +83,27 @@ class Trace:
             self.captured.append(tensor)
         return self._capture_values[key]
 
+    # -- ops: recorded, effectful ones ordered by the state token ----------------------------
+
+    def record(self, op: str, values: Sequence[Value], attrs: dict[str, Any],
+               regions: Sequence[Graph] = (), loc: Optional[SourceLoc] = None
+               ) -> Union[Value, tuple[Value, ...]]:
+        """Append a node of ``op``; return its output, or the tuple of its outputs.  An
+        effectful op takes the trace's state token as its last input and returns the next
+        one as its last output, which is not returned: effects happen in the order they are
+        recorded (see :mod:`mskernel.ops.state`)."""
+        if not self.builder.registry.get(op).effectful:
+            return self.builder.op(op, *values, regions=regions, loc=loc, **attrs)
+        if self.parent is not None:
+            raise MskernelError(
+                f"op '{op}'{f' at {loc}' if loc else ''} has side effects, which a branch or "
+                "loop body cannot have: apply it before or after the cond/while_loop")
+        out = self.builder.op(op, *values, self._token_value(), regions=regions, loc=loc,
+                              **attrs)
+        outs = out if isinstance(out, tuple) else (out,)
+        self._current_token = outs[-1]
+        return outs[0] if len(outs) == 2 else outs[:-1]
+
     # -- parameters: ref inputs read and written in token order ------------------------------
 
     def _load(self, param: "Parameter") -> Value:
@@ -98,7 +119,8 @@ class Trace:
                 self.captured.append(param)
             self._loaded[key] = self._capture_values[key]
             return self._loaded[key]
-        loaded, self._current_token = self.builder.op("ref_load", self._ref(param), self._token_value())
+        loaded = self.record("ref_load", [self._ref(param)], {})
+        assert isinstance(loaded, Value)
         self._loaded[key] = loaded
         return loaded
 
@@ -110,7 +132,7 @@ class Trace:
                 "is not supported; compute the new value in the branch and assign it after"
             )
         new = self.value_of(value)
-        self._current_token = self.builder.op("ref_store", self._ref(param), new, self._token_value())
+        self.record("ref_store", [self._ref(param), new], {})
         self._loaded[id(param)] = new
 
     def _ref(self, param: "Parameter") -> Value:

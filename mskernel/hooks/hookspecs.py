@@ -141,7 +141,9 @@ def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
     ``mskernel.nn`` then imports and returns that module on first access.  A target of the
     form ``"module:attribute"`` exposes one object (``namespaces.register("grad",
     "mskernel_autodiff.api:grad")`` makes ``mskernel.grad`` that function).  Targets are strings
-    so nothing is imported before the user asks for it.
+    so nothing is imported before the user asks for it.  A name ``"ops.<member>"`` adds a
+    member to the core's ``mskernel.ops`` (``namespaces.register("ops.stop_gradient",
+    "mskernel_autodiff.api:stop_gradient")``); the core's own functional ops take precedence.
     """
 
 

@@ -16,12 +16,18 @@ from ..errors import PluginError
 CORE_COMMANDS = frozenset({"plugins", "explain"})
 
 
+#: Core namespaces a plugin may add members to (``mskernel.ops.depend``); the core's own
+#: members come first.
+EXTENSIBLE_NAMESPACES = frozenset({"ops"})
+
+
 @dataclass
 class NamespaceRegistry:
     """``mskernel.<name>`` → the module that implements it (imported on first access).
 
     A name must be a public Python identifier that the core does not use itself
-    (``mskernel.ir`` and ``mskernel.__version__`` cannot be taken over by a plugin).
+    (``mskernel.ir`` and ``mskernel.__version__`` cannot be taken over by a plugin), or
+    ``"ops.<member>"``: a member a plugin adds to the core's :mod:`mskernel.ops`.
     """
 
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
@@ -29,9 +35,16 @@ class NamespaceRegistry:
     def register(self, name: str, module: str, *, owner: str = "unknown") -> None:
         """Make ``mskernel.<name>`` resolve to ``module`` (a dotted module path) or to one
         attribute of it (``"mskernel_autodiff.api:grad"``)."""
-        if not name.isidentifier() or name.startswith("_"):
+        parent, dot, member = name.rpartition(".")
+        if dot:
+            if parent not in EXTENSIBLE_NAMESPACES or not member.isidentifier() \
+                    or member.startswith("_"):
+                allowed = ", ".join(f"'{n}.<member>'" for n in sorted(EXTENSIBLE_NAMESPACES))
+                raise PluginError(f"namespace name {name!r}: a dotted name must be {allowed} "
+                                  "with a public Python identifier as the member")
+        elif not name.isidentifier() or name.startswith("_"):
             raise PluginError(f"namespace name {name!r} is not a public Python identifier")
-        if _is_core_name(name):
+        elif _is_core_name(name):
             raise PluginError(f"namespace name {name!r} is taken by the core (mskernel.{name})")
         existing = self.modules.get(name)
         if existing is not None:

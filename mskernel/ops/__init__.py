@@ -24,11 +24,18 @@ _FUNCTIONAL = ("mskernel.frontend.functional", "mskernel.frontend.control")
 
 def __getattr__(name: str):
     """``mskernel.ops.exp(x)`` and the other functional ops (and ``cond``, ``while_loop``,
-    ``fori_loop``, ``scan``, ``switch``), loaded on first access."""
+    ``fori_loop``, ``scan``, ``switch``), loaded on first access; then the members plugins
+    add under the namespace name ``"ops.<name>"`` (``ops.stop_gradient`` from
+    mskernel-autodiff)."""
     from importlib import import_module
 
     for module in _FUNCTIONAL:
         mod = import_module(module)
         if name in getattr(mod, "__all__", ()):
             return getattr(mod, name)
+    if not name.startswith("_"):
+        from ..hooks.host import host
+
+        if host().namespace_target(f"ops.{name}") is not None:
+            return host().namespace(f"ops.{name}")
     raise AttributeError(f"module 'mskernel.ops' has no attribute {name!r}")

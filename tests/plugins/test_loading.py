@@ -382,6 +382,34 @@ def mskernel_register_namespaces(namespaces):
     assert mskernel.ir.GraphBuilder is GraphBuilder
 
 
+def test_a_plugin_adds_members_to_mskernel_ops_after_the_cores(sandbox):
+    sandbox.install("mskernel-opsx", {"opsx": "mskernel_opsx.plugin"}, modules={
+        "mskernel_opsx.plugin": plugin_source("""
+@hookimpl
+def mskernel_register_namespaces(namespaces):
+    namespaces.register("ops.triple", "mskernel_opsx.api:triple")
+    namespaces.register("ops.exp", "mskernel_opsx.api:triple")
+"""),
+        "mskernel_opsx.api": "def triple(x):\n    return 3 * x\n",
+    })
+    assert mskernel.ops.triple(2) == 6
+    assert mskernel.ops.exp.__module__ == "mskernel.frontend.functional.elementwise"
+    with pytest.raises(AttributeError, match=r"module 'mskernel.ops' has no attribute 'quadruple'"):
+        mskernel.ops.quadruple  # noqa: B018
+
+
+@pytest.mark.parametrize("name", ["nn.Dense", "ops._private", "ops.two.levels"])
+def test_only_public_members_of_mskernel_ops_can_be_added(sandbox, name):
+    install_plugin(sandbox, "dotty", f"""
+@hookimpl
+def mskernel_register_namespaces(namespaces):
+    namespaces.register({name!r}, "mskernel_dotty.plugin")
+""")
+    rec = records()["dotty"]
+    assert rec.status == "broken"
+    assert f"namespace name {name!r}: a dotted name must be 'ops.<member>'" in rec.reason
+
+
 def test_cli_hook_that_raises_marks_broken_and_withdraws_its_commands(sandbox):
     install_plugin(sandbox, "noisy", """
 @hookimpl

@@ -402,6 +402,61 @@ def test_grad_operation():
     assert isinstance(by_list, tuple) and isinstance(every, tuple)
 
 
+def test_mindspore_ops_names():
+    for name in ("stop_gradient", "depend", "GradOperation"):
+        assert getattr(ops, name) is getattr(api, name), name
+
+
+def test_depend_orders_an_expression_that_nothing_reads():
+    w = Parameter(np.array([1.0, 2.0]), name="w")
+
+    @jit
+    def step(x):
+        w.assign_value(w * 2.0)
+        y = ops.depend(x * 3.0, ops.exp(x))
+        ops.depend(y, ops.log(x))  # the result is dropped: the node and log(x) stay
+        return y
+
+    x = tensor([1.0, 4.0])
+    graph = step.lower(x).optimized_graph
+    by_op = {node.op: node for node in graph.nodes}
+    assert [n.op for n in graph.nodes if n.op == "autodiff.depend"] == ["autodiff.depend"] * 2
+    assert "exp" in by_op and "log" in by_op
+    store = by_op["ref_store"]
+    first, second = [n for n in graph.nodes if n.op == "autodiff.depend"]
+    assert first.inputs[-1] is store.outputs[-1]  # after the parameter update
+    assert second.inputs[-1] is first.outputs[-1]
+    assert graph.outputs[-1] is second.outputs[-1]
+    assert_close(step(x).numpy(), [3.0, 12.0], F64)
+    assert_close(w.numpy(), [2.0, 4.0], F64)  # lower() traces without running
+
+
+def test_depend_passes_derivatives_to_its_value_only(mode):
+    x = tensor([0.5, 2.0])
+    g = mode(mskernel.grad(lambda x: ops.sum(ops.depend(x * x, ops.exp(x)))))(x)
+    assert_close(g.numpy(), 2 * x.numpy(), F64)
+    _, tangent = mode(lambda x: mskernel.jvp(lambda x: ops.depend(x * x, ops.sin(x)), (x,),
+                                             (ops.ones_like(x),)))(x)
+    assert_close(tangent.numpy(), 2 * x.numpy(), F64)
+    assert ops.depend(x, ops.exp(x)) is x  # eagerly the expression has already run
+
+
+def test_depend_is_an_effect_a_branch_cannot_have_yet():
+    from mskernel.errors import MskernelError, OpError
+    from mskernel.frontend.dispatch import apply
+
+    @jit
+    def branchy(x):
+        return ops.cond(ops.sum(x) > 0, lambda x: ops.depend(x, ops.exp(x)), lambda x: x, x)
+
+    with pytest.raises(MskernelError, match=r"op 'autodiff.depend' at .*test_api.py:\d+ has side "
+                                            r"effects, which a branch or loop body cannot have"):
+        branchy(tensor([1.0]))
+    with pytest.raises(OpError, match=r"op 'autodiff.depend' at .*test_api.py:\d+ has side "
+                                      r"effects ordered by a trace's state token"):
+        apply("autodiff.depend", tensor([1.0]), tensor([2.0]))
+
+
 # -- errors -----------------------------------------------------------------------------------
 
 

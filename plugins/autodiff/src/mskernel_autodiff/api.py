@@ -41,13 +41,14 @@ from mskernel_sdk import user_callables
 from .custom import custom_jvp, custom_vjp
 from .forward import ForwardMode
 from .lookup import MissingRuleError
-from .ops import STOP_GRADIENT
+from .ops import DEPEND, STOP_GRADIENT
 from .rules._ops import constant, ones_like, reshape, stack, zeros
 from .tape import Gradients, Tape
 from .transform import active_transforms, alias, differentiable
 
 __all__ = [
-    "GradOperation", "GradientError", "MissingRuleError", "custom_jvp", "custom_vjp", "get_grad",
+    "GradOperation", "GradientError", "MissingRuleError", "custom_jvp", "custom_vjp", "depend",
+    "get_grad",
     "grad", "hessian", "jacfwd", "jacrev", "jvp", "stop_gradient", "value_and_grad", "vjp",
 ]
 
@@ -543,6 +544,30 @@ def _stopped(t: Tensor) -> Tensor:
         for transform in transforms:
             stack.enter_context(transform.paused())
         return alias(t)
+
+
+def depend(value: Any, expr: Any) -> Any:
+    """MindSpore's ``ops.depend``: ``value``, to be used only after ``expr`` (a tensor or a
+    tuple/list/dict of them) has been computed.
+
+    Under ``@jit`` each tensor of ``value`` passes through an ``autodiff.depend`` node, an
+    effect ordered by the trace's state token (:mod:`mskernel_autodiff.ops`), so ``expr`` is
+    computed even when nothing else reads it, after the effects recorded before (parameter
+    updates) and before those recorded after.  Derivatives flow to ``value`` only.  Eagerly,
+    ``expr`` has already been computed: ``value`` is returned as it is.
+    """
+    exprs = [leaf for leaf in flatten(expr, _is_tensor)[0] if isinstance(leaf, Tensor)]
+    if active_trace() is None or not exprs:
+        return value
+    leaves, tree = flatten(value, _is_tensor)
+    ordered = []
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            for e in exprs:
+                leaf = apply(DEPEND, leaf, e)
+            exprs = [leaf]  # the next tensors of value follow this one
+        ordered.append(leaf)
+    return unflatten(tree, ordered)
 
 
 class GradOperation:

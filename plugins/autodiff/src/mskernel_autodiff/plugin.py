@@ -12,6 +12,8 @@ from . import __version__
 #: ``mskernel.<name>`` → ``mskernel_autodiff.api:<name>``.
 API_NAMES = ("grad", "value_and_grad", "get_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
              "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation")
+#: ``mskernel.ops.<name>`` → ``mskernel_autodiff.api:<name>`` (MindSpore's ``ops`` has them).
+OPS_NAMES = ("stop_gradient", "depend", "GradOperation")
 
 
 @hookimpl
@@ -19,6 +21,7 @@ def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(
         name="autodiff", version=__version__, kind="transform",
         provides=["namespace:autodiff", *(f"namespace:{n}" for n in API_NAMES),
+                  *(f"namespace:ops.{n}" for n in OPS_NAMES),
                   "rules:vjp", "rules:jvp", "ops:autodiff.*"],
         description="automatic differentiation: grad, vjp, jvp, Jacobians, Hessians, "
                     "through cond and while loops, eager and under @jit")
@@ -35,14 +38,15 @@ def mskernel_register_ops(registry) -> None:
 def mskernel_register_rules(rules) -> None:
     from . import control
     from .lookup import JVP, NONDIFFERENTIABLE, VJP
-    from .ops import STOP_GRADIENT
+    from .ops import DEPEND, STOP_GRADIENT, depend_jvp, depend_vjp
     from .rules import JVP as JVP_RULES, NONDIFFERENTIABLE as NO_DERIVATIVE, VJP as VJP_RULES
 
     for kind, table in ((VJP, VJP_RULES), (JVP, JVP_RULES)):
         for op, rule in table.items():
             rules.register(kind, op, rule)
     for kind, op, rule in ((VJP, "If", control.if_vjp), (JVP, "If", control.if_jvp),
-                           (VJP, "While", control.while_vjp), (JVP, "While", control.while_jvp)):
+                           (VJP, "While", control.while_vjp), (JVP, "While", control.while_jvp),
+                           (VJP, DEPEND, depend_vjp), (JVP, DEPEND, depend_jvp)):
         rules.register(kind, op, rule)
     for op in sorted(NO_DERIVATIVE | {STOP_GRADIENT}):
         rules.register(NONDIFFERENTIABLE, op, True)
@@ -52,4 +56,6 @@ def mskernel_register_rules(rules) -> None:
 def mskernel_register_namespaces(namespaces) -> None:
     for name in API_NAMES:
         namespaces.register(name, f"mskernel_autodiff.api:{name}")
+    for name in OPS_NAMES:
+        namespaces.register(f"ops.{name}", f"mskernel_autodiff.api:{name}")
     namespaces.register("autodiff", "mskernel_autodiff.api")
