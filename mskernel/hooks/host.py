@@ -324,7 +324,7 @@ class PluginHost:
 KNOWN_PROVIDERS = {
     name: "mskernel-autodiff" for name in (
         "grad", "value_and_grad", "get_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-        "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation")
+        "vmap", "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation")
 } | {"train": "mskernel-nn", "dataset": "mskernel-data", "save_checkpoint": "mskernel-nn",
      "load_checkpoint": "mskernel-nn", "load_param_into_net": "mskernel-nn"}
 

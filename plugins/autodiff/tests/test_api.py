@@ -450,7 +450,8 @@ def test_depend_is_an_effect_a_branch_cannot_have_yet():
         return ops.cond(ops.sum(x) > 0, lambda x: ops.depend(x, ops.exp(x)), lambda x: x, x)
 
     with pytest.raises(MskernelError, match=r"op 'autodiff.depend' at .*test_api.py:\d+ has side "
-                                            r"effects, which a branch or loop body cannot have"):
+                                            r"effects, which a branch, loop body or "
+                                            r"vmapped function cannot have"):
         branchy(tensor([1.0]))
     with pytest.raises(OpError, match=r"op 'autodiff.depend' at .*test_api.py:\d+ has side "
                                       r"effects ordered by a trace's state token"):

@@ -38,18 +38,19 @@ from mskernel.frontend.tensor import Tensor
 from mskernel.frontend.trace import active_trace
 from mskernel_sdk import user_callables
 
+from .batching import vmap
 from .custom import custom_jvp, custom_vjp
 from .forward import ForwardMode
 from .lookup import MissingRuleError
 from .ops import DEPEND, STOP_GRADIENT
 from .rules._ops import constant, ones_like, reshape, stack, zeros
-from .tape import Gradients, Tape
+from .tape import Tape
 from .transform import active_transforms, alias, differentiable
 
 __all__ = [
     "GradOperation", "GradientError", "MissingRuleError", "custom_jvp", "custom_vjp", "depend",
-    "get_grad",
-    "grad", "hessian", "jacfwd", "jacrev", "jvp", "stop_gradient", "value_and_grad", "vjp",
+    "get_grad", "grad", "hessian", "jacfwd", "jacrev", "jvp", "stop_gradient", "value_and_grad",
+    "vjp", "vmap",
 ]
 
 ArgNums = Union[int, Sequence[int], None]

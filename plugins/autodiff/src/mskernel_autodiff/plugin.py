@@ -1,7 +1,8 @@
 """The module named by the ``mskernel.plugins`` entry point ``autodiff``: registers the
-derivative rules of the core ops and of ``If``/``While``, the ``autodiff.stop_gradient`` op
-and the user namespaces (``mskernel.grad``, …, ``mskernel.autodiff``).  Importing it loads
-no rule code; the hooks do, when the core first needs them."""
+derivative and batching rules of the core ops and of ``If``/``While``, the
+``autodiff.stop_gradient`` and ``autodiff.depend`` ops and the user namespaces
+(``mskernel.grad``, …, ``mskernel.vmap``, ``mskernel.autodiff``, ``mskernel.ops.depend``,
+…).  Importing it loads no rule code; the hooks do, when the core first needs them."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from . import __version__
 
 #: ``mskernel.<name>`` → ``mskernel_autodiff.api:<name>``.
 API_NAMES = ("grad", "value_and_grad", "get_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-             "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation")
+             "vmap", "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation")
 #: ``mskernel.ops.<name>`` → ``mskernel_autodiff.api:<name>`` (MindSpore's ``ops`` has them).
 OPS_NAMES = ("stop_gradient", "depend", "GradOperation")
 
@@ -22,9 +23,9 @@ def mskernel_plugin_info() -> PluginInfo:
         name="autodiff", version=__version__, kind="transform",
         provides=["namespace:autodiff", *(f"namespace:{n}" for n in API_NAMES),
                   *(f"namespace:ops.{n}" for n in OPS_NAMES),
-                  "rules:vjp", "rules:jvp", "ops:autodiff.*"],
+                  "rules:vjp", "rules:jvp", "rules:batch", "ops:autodiff.*"],
         description="automatic differentiation: grad, vjp, jvp, Jacobians, Hessians, "
-                    "through cond and while loops, eager and under @jit")
+                    "through cond and while loops, eager and under @jit; vmap")
 
 
 @hookimpl
@@ -39,9 +40,14 @@ def mskernel_register_rules(rules) -> None:
     from . import control
     from .lookup import JVP, NONDIFFERENTIABLE, VJP
     from .ops import DEPEND, STOP_GRADIENT, depend_jvp, depend_vjp
-    from .rules import JVP as JVP_RULES, NONDIFFERENTIABLE as NO_DERIVATIVE, VJP as VJP_RULES
+    from .batching import BATCH, NOT_BATCHABLE
+    from .rules import (
+        BATCH as BATCH_RULES, JVP as JVP_RULES, NONDIFFERENTIABLE as NO_DERIVATIVE,
+        NOT_BATCHABLE as UNBATCHABLE, VJP as VJP_RULES,
+    )
 
-    for kind, table in ((VJP, VJP_RULES), (JVP, JVP_RULES)):
+    for kind, table in ((VJP, VJP_RULES), (JVP, JVP_RULES), (BATCH, BATCH_RULES),
+                        (NOT_BATCHABLE, UNBATCHABLE)):
         for op, rule in table.items():
             rules.register(kind, op, rule)
     for kind, op, rule in ((VJP, "If", control.if_vjp), (JVP, "If", control.if_jvp),
