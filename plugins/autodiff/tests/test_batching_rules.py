@@ -26,7 +26,6 @@ from mskernel.testing.samples import samples_for
 from mskernel_autodiff.batching import BATCH, NOT_BATCHABLE, BatchingError, batch_apply
 
 BATCH_SIZE = 3
-SAMPLES_PER_OP = 8
 
 CORE_OPS = sorted(op.name for op in op_registry() if op.owner == "mskernel")
 
@@ -45,13 +44,10 @@ def _stateless(sample: OpSample) -> bool:
 
 
 def _draws(op: str) -> list[tuple[OpSample, list[OpSample]]]:
-    """Up to SAMPLES_PER_OP samples of ``op`` spread over its table, each with its
-    BATCH_SIZE other draws."""
-    first = samples_for(op)
+    """Each sample of ``op`` (but those carrying state) with its BATCH_SIZE other draws."""
     others = [samples_for(op, seed) for seed in range(1, BATCH_SIZE + 1)]
-    chosen = [i for i, s in enumerate(first) if _stateless(s)]
-    step = max(1, len(chosen) // SAMPLES_PER_OP)
-    return [(first[i], [draws[i] for draws in others]) for i in chosen[::step][:SAMPLES_PER_OP]]
+    return [(sample, [draws[i] for draws in others])
+            for i, sample in enumerate(samples_for(op)) if _stateless(sample)]
 
 
 def _tensor(sample: OpSample, i: int, value: Any) -> Tensor:
