@@ -88,8 +88,9 @@ def mskernel_register_rules(rules: "RuleRegistry") -> None:
     """Attach rules to ops by name with ``rules.register(kind, op_name, rule)``.
 
     ``kind`` is an open string agreed between the plugin that reads the rule and those that
-    provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"``, a parallel plugin reads
-    ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
+    provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"`` (derivatives) and
+    ``"batch"`` (``vmap``'s batching rules, with ``"not_batchable"`` for an op that cannot
+    have one), a parallel plugin reads ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
     core ops' derivatives) and to its own ops for a transform it does not implement.
     """
 
