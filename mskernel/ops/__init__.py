@@ -13,7 +13,7 @@ registries the plugin host fills, :func:`op_registry` and :func:`rule_registry`.
 
 from __future__ import annotations
 
-from ..defaults import op_registry, rule_registry
+from ..defaults import namespace_member, op_registry, rule_registry
 from .registry import Attr, OpDef, OpRegistry, RuleRegistry
 
 __all__ = ["Attr", "OpDef", "OpRegistry", "RuleRegistry", "op_registry", "rule_registry"]
@@ -24,18 +24,18 @@ _FUNCTIONAL = ("mskernel.frontend.functional", "mskernel.frontend.control")
 
 def __getattr__(name: str):
     """``mskernel.ops.exp(x)`` and the other functional ops (and ``cond``, ``while_loop``,
-    ``fori_loop``, ``scan``, ``switch``), loaded on first access; then the members plugins
-    add under the namespace name ``"ops.<name>"`` (``ops.stop_gradient`` from
-    mskernel-autodiff)."""
+    ``fori_loop``, ``scan``, ``switch``) come from the frontend, loaded on first access and
+    then kept here, so ``ops.exp`` in a layer's hot path is a plain attribute lookup.  Then
+    come the members plugins add under the namespace name ``"ops.<name>"``
+    (``ops.stop_gradient`` from mskernel-autodiff), looked up in the plugin host each time."""
     from importlib import import_module
 
     for module in _FUNCTIONAL:
         mod = import_module(module)
         if name in getattr(mod, "__all__", ()):
-            return getattr(mod, name)
-    if not name.startswith("_"):
-        from ..hooks.host import host
-
-        if host().namespace_target(f"ops.{name}") is not None:
-            return host().namespace(f"ops.{name}")
+            value = globals()[name] = getattr(mod, name)
+            return value
+    member = None if name.startswith("_") else namespace_member(f"ops.{name}")
+    if member is not None:
+        return member
     raise AttributeError(f"module 'mskernel.ops' has no attribute {name!r}")

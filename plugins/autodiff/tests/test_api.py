@@ -9,13 +9,10 @@ import torch
 
 import mskernel
 import mskernel.hooks.host as host_module
-from mskernel import ops
-from mskernel.frontend.jit import jit
-from mskernel.frontend.parameter import Parameter
+from mskernel import jit, ops
 from mskernel.hooks import plugin_host
-from mskernel.ops import op_registry
 from mskernel.passes.dce import eliminate_dead_code
-from mskernel.testing import assert_close
+from mskernel_sdk import Parameter, assert_close, op_registry
 from mskernel_autodiff import api
 from mskernel_autodiff.api import GradientError
 

@@ -36,18 +36,11 @@ import functools
 from typing import Any, Callable, Optional, Sequence, Union
 
 from mskernel import jit
-from mskernel.errors import MskernelError
-from mskernel.frontend.autograph import do_not_convert
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.functional import asarray
-from mskernel.frontend.pytree import flatten, unflatten
-from mskernel.frontend.tensor import Tensor
-from mskernel.frontend.trace import trace_function
-from mskernel.ir.graph import Graph, Value
-from mskernel.ir.types import TensorType
-from mskernel.ops import op_registry, rule_registry
-from mskernel.ops.rules import normalize_axis
-from mskernel_sdk import user_callables
+from mskernel.ops import asarray
+from mskernel_sdk import (
+    Graph, MskernelError, Tensor, TensorType, Value, apply, do_not_convert, normalize_axes,
+    op_registry, rule_registry, trace_function, tree_flatten, tree_unflatten, user_callables,
+)
 
 from .transform import as_outputs
 
@@ -103,7 +96,7 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0, *,
 
 def _vmap_call(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size: Optional[int],
                args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    leaves, tree = flatten(args, _is_tensor)
+    leaves, tree = tree_flatten(args, _is_tensor)
     axes = _leaf_axes(in_axes, args, "in_axes", top=True)
     size = _batch_size(leaves, axes, axis_size)
     inputs: list[Tensor] = []  # the mapped leaves, batch in front
@@ -114,12 +107,12 @@ def _vmap_call(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size:
     def example(*xs: Tensor) -> Any:
         it = iter(xs)
         call_leaves = [next(it) if axis is not None else leaf for leaf, axis in zip(leaves, axes)]
-        return fn(*unflatten(tree, call_leaves), **kwargs)
+        return fn(*tree_unflatten(tree, call_leaves), **kwargs)
 
     types = [TensorType(x.dtype, x.shape[1:]) for x in inputs]
     graph, out_tree, captured = trace_function(example, types, "vmap", capture_concrete=True)
     outs = replay(graph, [*inputs, *captured], [True] * len(inputs) + [False] * len(captured))
-    result = unflatten(out_tree, [t for t, _ in outs])
+    result = tree_unflatten(out_tree, [t for t, _ in outs])
     out_axes_flat = _leaf_axes(out_axes, result, "out_axes", top=False)
     placed = []
     for k, ((t, is_batched), axis) in enumerate(zip(outs, out_axes_flat)):
@@ -130,7 +123,7 @@ def _vmap_call(fn: Callable[..., Any], in_axes: Axes, out_axes: Axes, axis_size:
             placed.append(t)
         else:
             placed.append(move_axis(t if is_batched else with_batch(t, size), 0, axis))
-    return unflatten(out_tree, placed)
+    return tree_unflatten(out_tree, placed)
 
 
 def _is_tensor(x: Any) -> bool:
@@ -141,7 +134,7 @@ def _is_tensor(x: Any) -> bool:
 
 
 def _check_spec(spec: Any, what: str) -> None:
-    leaves, _ = flatten(spec, lambda x: x is None)
+    leaves, _ = tree_flatten(spec, lambda x: x is None)
     for leaf in leaves:
         if leaf is not None and (not isinstance(leaf, int) or isinstance(leaf, bool)):
             raise BatchingError(f"vmap: {what} entries must be ints or None, got {leaf!r}")
@@ -154,7 +147,7 @@ def _leaf_axes(spec: Axes, value: Any, what: str, *, top: bool) -> list[Optional
 
     def walk(spec: Any, node: Any, path: str) -> None:
         if spec is None or isinstance(spec, int):
-            out.extend([spec] * len(flatten(node, _is_tensor)[0]))
+            out.extend([spec] * len(tree_flatten(node, _is_tensor)[0]))
             return
         if isinstance(spec, dict):
             if not isinstance(node, dict) or set(node) != set(spec):
@@ -286,8 +279,7 @@ def with_batch(t: Tensor, size: int) -> Tensor:
 def move_axis(t: Tensor, source: int, destination: int) -> Tensor:
     """``t`` with axis ``source`` moved to position ``destination`` (negatives count from the
     end), the other axes in order."""
-    source = normalize_axis(source, t.ndim)
-    destination = normalize_axis(destination, t.ndim)
+    source, destination = (normalize_axes((a,), t.ndim)[0] for a in (source, destination))
     if source == destination:
         return t
     order = [a for a in range(t.ndim) if a != source]

@@ -20,17 +20,14 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mskernel.ir.types import TOKEN, TensorType, Type
-from mskernel.ops.registry import OpDef
-from mskernel.ops.rules import tensor
-from mskernel.runtime import TOKEN_VALUE
+from mskernel_sdk import TOKEN_VALUE, OpDef, TensorType, TokenType, Type, require_tensor
 
 STOP_GRADIENT = "autodiff.stop_gradient"
 DEPEND = "autodiff.depend"
 
 
 def _infer(x: TensorType) -> TensorType:
-    return tensor(x, "x")
+    return require_tensor(x, "x")
 
 
 def _reference(x: np.ndarray) -> np.ndarray:
@@ -38,7 +35,7 @@ def _reference(x: np.ndarray) -> np.ndarray:
 
 
 def _depend_infer(value: Type, expr: Type, token: Type) -> tuple[Type, Type]:
-    return tensor(value, "value"), TOKEN
+    return require_tensor(value, "value"), TokenType()
 
 
 def _depend_reference(value: np.ndarray, expr: Any, token: Any) -> tuple[np.ndarray, Any]:

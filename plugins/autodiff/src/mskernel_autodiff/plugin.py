@@ -6,7 +6,7 @@ derivative and batching rules of the core ops and of ``If``/``While``, the
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.ops.rules import normalize_axes, normalize_axis
+from mskernel_sdk import Tensor, apply, normalize_axes
 
 from ..batching import Flags, example_types, move_axis, size_of, with_batch
 from ..transform import as_outputs
@@ -42,7 +40,7 @@ def example_rank(t: Tensor, batched: bool = True) -> int:
 def example_axis(axis: int, rank: int) -> int:
     """Axis ``axis`` of an example of rank ``rank`` (negatives count from its end), as an
     axis of the batched tensor."""
-    return normalize_axis(axis, rank) + 1
+    return normalize_axes((axis,), rank)[0] + 1
 
 
 def example_axes(axes: Optional[Sequence[int]], rank: int) -> tuple[int, ...]:

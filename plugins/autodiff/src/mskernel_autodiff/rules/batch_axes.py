@@ -7,8 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Sequence
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor, apply
 
 from ..transform import as_outputs
 from ._batch import BatchRule, Flags, example_axes, example_axis, example_rank

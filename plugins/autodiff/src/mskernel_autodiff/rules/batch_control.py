@@ -17,10 +17,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from mskernel.frontend.control import cond, while_loop
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.graph import Graph
+from mskernel.ops import cond, while_loop
+from mskernel_sdk import Graph, Tensor, apply
 
 from ..batching import batch_apply, batched_outputs, replay, replay_as
 from ._batch import Flags, size_of, with_batch

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor, apply
 
 from ..ops import STOP_GRADIENT
 from ..transform import as_outputs

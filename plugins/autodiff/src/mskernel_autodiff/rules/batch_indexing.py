@@ -12,10 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import int64
-from mskernel.ops.rules import normalize_axis
+from mskernel import int64
+from mskernel_sdk import Tensor, apply
 
 from ._batch import Flags, all_batched, example_axis, example_rank, move_axis
 from ._ops import RuleTable, add, cast, concat, full, iota, mul, reshape
@@ -44,7 +42,7 @@ def _with_example_coordinate(indices: Tensor) -> Tensor:
 def _gather(args: tuple[Tensor, ...], batched: Flags, *, axis: int) -> tuple[Tensor]:
     x, indices = args
     rank = example_rank(x, batched[0])
-    ax = normalize_axis(axis, rank)
+    ax = example_axis(axis, rank) - 1
     if not batched[1]:
         return (apply("gather", x, indices, axis=ax + 1),)
     if not batched[0]:  # x[:ax] + (B, *I) + x[ax+1:]: the batch moves to the front

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from string import ascii_letters
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.ops.linalg import parse_equation
+from mskernel_sdk import Tensor, apply, parse_einsum
 
 from ._batch import Flags, aligned, example_rank, example_types
 from ._ops import RuleTable, reshape
@@ -42,7 +40,7 @@ def _matmul(args: tuple[Tensor, ...], batched: Flags) -> tuple[Tensor]:
 
 @rules.batch("einsum")
 def _einsum(args: tuple[Tensor, ...], batched: Flags, *, equation: str) -> tuple[Tensor]:
-    inputs, output = parse_equation(equation, len(args))
+    inputs, output = parse_einsum(equation, len(args))
     labels = [term.letters for term in inputs]
     if output is None:  # NumPy's implicit output: the ellipsis, then the letters used once
         used = [letter for letters in labels for letter in letters]

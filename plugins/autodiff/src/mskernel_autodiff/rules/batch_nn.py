@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.ops.rules import normalize_axis
+from mskernel_sdk import Tensor, apply
 
-from ._batch import Flags, aligned, all_batched, example_rank, merged, move_axis, split_batch
+from ._batch import (
+    Flags, aligned, all_batched, example_axis, example_rank, merged, move_axis, split_batch,
+)
 from ._ops import RuleTable, add, full, mul, reshape
 
 rules = RuleTable()
@@ -95,7 +95,7 @@ def _affine_after(y: Tensor, scale: Tensor, bias: Tensor) -> Tensor:
 def _layer_norm(args: tuple[Tensor, ...], batched: Flags, *, axis: int,
                 eps: float) -> tuple[Tensor, ...]:
     x, scale, bias = all_batched(args, batched)
-    first = normalize_axis(axis, example_rank(x)) + 1
+    first = example_axis(axis, example_rank(x))
     if not batched[1] and not batched[2]:
         return tuple(apply("layer_norm", x, args[1], args[2], axis=first, eps=eps))
     ones, zeros = (full(scale.shape[1:], v, x.dtype) for v in (1.0, 0.0))

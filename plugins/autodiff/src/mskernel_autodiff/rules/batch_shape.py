@@ -12,9 +12,7 @@ from __future__ import annotations
 import math
 from typing import Optional, Sequence
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.ops.rules import normalize_axes, normalize_axis
+from mskernel_sdk import Tensor, apply, normalize_axes
 
 from ..transform import as_outputs
 from ._batch import (
@@ -37,7 +35,7 @@ def _transpose(args: tuple[Tensor, ...], batched: Flags, *,
                perm: Optional[Sequence[int]]) -> tuple[Tensor]:
     (x,) = args
     rank = example_rank(x)
-    order = range(rank - 1, -1, -1) if perm is None else (normalize_axis(p, rank) for p in perm)
+    order = range(rank - 1, -1, -1) if perm is None else (example_axis(p, rank) - 1 for p in perm)
     return (apply("transpose", x, perm=(0, *(p + 1 for p in order))),)
 
 
