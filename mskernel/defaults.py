@@ -5,15 +5,14 @@ The IR, the passes and the runtime take what they look up — op definitions
 owns the process's registries and fills them.  The entry points users call directly default to
 the host's: ``GraphBuilder``, ``verify``, ``parse_graph``, ``save_model``/``load_model`` and
 ``run_graph`` (ops), ``PassManager.from_pipeline``/``run`` (pipelines, ops) and
-``compile_graph`` (backends, pipelines, ops); ``mskernel.ops`` finds the members plugins add
-to it here too (:func:`namespace_member`).  This module is where each such default is
+``compile_graph`` (backends, pipelines, ops).  This module is where each such default is
 resolved, and the one place below the plugin host that reaches it: the host imports those
 layers, so it is imported here on first call.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Optional, TypeVar
 
 if TYPE_CHECKING:
     from .hooks.host import PluginHost
@@ -22,8 +21,8 @@ if TYPE_CHECKING:
     from .passes.registry import PassRegistry
     from .runtime.registry import BackendRegistry
 
-__all__ = ["backend_registry", "namespace_member", "op_registry", "or_default_ops",
-           "pass_registry", "rule_registry"]
+__all__ = ["backend_registry", "op_registry", "or_default_ops", "pass_registry",
+           "rule_registry"]
 
 Definition = TypeVar("Definition")
 
@@ -60,15 +59,6 @@ def backend_registry() -> BackendRegistry:
     plugin_host = _host()
     plugin_host.load_external()
     return plugin_host.backends
-
-
-def namespace_member(name: str) -> Optional[Any]:
-    """What a plugin registered under the namespace name ``name`` (``"ops.depend"``),
-    imported on first access; ``None`` when no plugin registered it."""
-    plugin_host = _host()
-    if plugin_host.namespace_target(name) is None:
-        return None
-    return plugin_host.namespace(name)
 
 
 def or_default_ops(registry: Optional[OpLookup[Definition]]) -> OpLookup[Definition]:

@@ -13,7 +13,8 @@ registries the plugin host fills, :func:`op_registry` and :func:`rule_registry`.
 
 from __future__ import annotations
 
-from ..defaults import namespace_member, op_registry, rule_registry
+from .._importer import namespace_member
+from ..defaults import op_registry, rule_registry
 from .registry import Attr, OpDef, OpRegistry, RuleRegistry
 
 __all__ = ["Attr", "OpDef", "OpRegistry", "RuleRegistry", "op_registry", "rule_registry"]
@@ -27,7 +28,9 @@ def __getattr__(name: str):
     ``fori_loop``, ``scan``, ``switch``) come from the frontend, loaded on first access and
     then kept here, so ``ops.exp`` in a layer's hot path is a plain attribute lookup.  Then
     come the members plugins add under the namespace name ``"ops.<name>"``
-    (``ops.stop_gradient`` from mskernel-autodiff), looked up in the plugin host each time."""
+    (``ops.stop_gradient`` from mskernel-autodiff), looked up in the plugin host each time;
+    a name nobody provides is a :class:`~mskernel.errors.MissingPluginError` (an
+    ``AttributeError``)."""
     from importlib import import_module
 
     for module in _FUNCTIONAL:
@@ -35,7 +38,4 @@ def __getattr__(name: str):
         if name in getattr(mod, "__all__", ()):
             value = globals()[name] = getattr(mod, name)
             return value
-    member = None if name.startswith("_") else namespace_member(f"ops.{name}")
-    if member is not None:
-        return member
-    raise AttributeError(f"module 'mskernel.ops' has no attribute {name!r}")
+    return namespace_member(__name__, name, {})
