@@ -3,6 +3,8 @@ value_and_grad (MindSpore's grad_position, weights, has_aux, return_ids and sens
 argnums), vjp/jvp, Jacobians and Hessians, stop_gradient, GradOperation, the namespaces, and
 the error messages."""
 
+import warnings
+
 import numpy as np
 import pytest
 import torch
@@ -430,6 +432,17 @@ def test_depend_orders_an_expression_that_nothing_reads():
     assert graph.outputs[-1] is second.outputs[-1]
     assert_close(step(x).numpy(), [3.0, 12.0], F64)
     assert_close(w.numpy(), [2.0, 4.0], F64)  # lower() traces without running
+
+
+def test_depend_runs_compiled_on_the_preferred_backend():
+    """A backend that does not claim depend runs its decomposition: no fallback."""
+    @jit
+    def step(x):
+        return ops.depend(x * 3.0, ops.exp(x)) + 1.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback to the reference backend warns
+        assert_close(step(tensor([1.0, 4.0])).numpy(), [4.0, 13.0], F64)
 
 
 def test_depend_passes_derivatives_to_its_value_only(mode):

@@ -1,7 +1,8 @@
 """The batching rule of every core op against a Python loop over the batch.
 
 Every core op taking tensors must have a ``"batch"`` rule or a ``"not_batchable"``
-declaration.  Each rule is run on the op's samples (:mod:`mskernel.testing`'s table): the
+declaration.  Each rule is run on the op's samples (attached to it under the rule kind
+``"samples"``): the
 batched operands stack three draws of the sample (the same shapes and attributes, other
 values: seeds 1 to 3), the others keep the first draw, and the rule's result must equal the op
 applied to each example in turn, stacked — for every operand batched alone and for all of
@@ -21,8 +22,7 @@ from mskernel.frontend.dispatch import apply
 from mskernel.frontend.tensor import Tensor
 from mskernel.ops import op_registry, rule_registry
 from mskernel.runtime.state import TOKEN_VALUE, RefCell
-from mskernel.testing import OpSample, assert_close
-from mskernel.testing.samples import samples_for
+from mskernel.testing import OpSample, assert_close, samples_for
 from mskernel_autodiff.batching import BATCH, NOT_BATCHABLE, BatchingError, batch_apply
 
 BATCH_SIZE = 3

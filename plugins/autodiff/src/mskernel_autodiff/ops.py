@@ -11,8 +11,10 @@ from the active transformations there).
 been computed (MindSpore's ``ops.depend``).  It is *effectful*: the trace threads its state
 token through it, so dead-code elimination keeps it — and with it ``expr`` — even where
 nothing reads ``expr``, and it is ordered after the effects recorded before it (parameter
-updates) and before those recorded after.  Eager code never applies it: there, every op has
-already run when it returns.
+updates) and before those recorded after.  Once the generic passes have run, a backend that
+does not claim it runs its decomposition, which is nothing: ``value`` and the token pass
+through, the order of the effects around it already being fixed by the token chain.  Eager
+code never applies it: there, every op has already run when it returns.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mskernel_sdk import TOKEN_VALUE, OpDef, TensorType, TokenType, Type, require_tensor
+from mskernel_sdk import (
+    TOKEN_VALUE, Emitter, OpDef, TensorType, TokenType, Type, Value, require_tensor,
+)
 
 STOP_GRADIENT = "autodiff.stop_gradient"
 DEPEND = "autodiff.depend"
@@ -42,6 +46,11 @@ def _depend_reference(value: np.ndarray, expr: Any, token: Any) -> tuple[np.ndar
     return np.array(value, copy=True), TOKEN_VALUE
 
 
+def _depend_decomposition(b: Emitter, value: Value, expr: Value,
+                          token: Value) -> tuple[Value, Value]:
+    return value, token
+
+
 def depend_vjp(primals: Any, outputs: Any, cotangents: Any) -> tuple[Any, None]:
     """The cotangent of ``value`` is the output's; ``expr`` gets none."""
     return cotangents[0], None
@@ -55,6 +64,6 @@ OPS = [
     OpDef(STOP_GRADIENT, ("x",), _infer, _reference, traits=frozenset({"elementwise", "identity"}),
           owner="mskernel-autodiff", doc="the identity; derivatives do not flow through it"),
     OpDef(DEPEND, ("value", "expr", "token"), _depend_infer, _depend_reference, effectful=True,
-          owner="mskernel-autodiff",
+          owner="mskernel-autodiff", decomposition=_depend_decomposition,
           doc="value, ordered after expr and after the effects the token follows"),
 ]
