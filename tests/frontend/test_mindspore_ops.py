@@ -75,7 +75,8 @@ def test_creation_in_mindspore_s_argument_order():
     np.testing.assert_array_equal(ops.eye(3, 4, k=1).numpy(), np.eye(3, 4, 1))
     filled = ops.fill(ms.float16, (2, 3), 7)
     assert filled.dtype is ms.float16 and (filled.numpy() == 7).all()
-    hot = ops.one_hot(np.array([0, 2, 5]), 3, ms.Tensor(4.0, ms.float64), ms.Tensor(-1.0, ms.float64))
+    on, off = ms.Tensor(4.0, ms.float64), ms.Tensor(-1.0, ms.float64)
+    hot = ops.one_hot(np.array([0, 2, 5]), 3, on, off)
     assert hot.dtype is ms.float64
     np.testing.assert_array_equal(hot.numpy(), [[4, -1, -1], [-1, -1, 4], [-1, -1, -1]])
     assert ops.one_hot(np.array([1]), 2, axis=0).shape == (2, 1)
@@ -127,8 +128,8 @@ def test_isclose_and_allclose_follow_numpy_on_infinities_and_nan():
     a = np.array([1.0, np.inf, np.nan, 1e-9, 1.0, -np.inf])
     b = np.array([1.0, np.inf, np.nan, 0.0, np.inf, np.inf])
     for equal_nan in (False, True):
-        np.testing.assert_array_equal(both_modes(lambda p, q: ops.isclose(p, q, equal_nan=equal_nan),
-                                                 a, b).numpy(), np.isclose(a, b, equal_nan=equal_nan))
+        got = both_modes(lambda p, q: ops.isclose(p, q, equal_nan=equal_nan), a, b)
+        np.testing.assert_array_equal(got.numpy(), np.isclose(a, b, equal_nan=equal_nan))
     assert bool(ops.allclose(X, X * (1 + 1e-6))) and not bool(ops.allclose(X, X + 1e-3))
 
 
