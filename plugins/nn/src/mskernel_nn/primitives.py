@@ -6,8 +6,9 @@ Each row of :data:`TABLE` declares a class: its MindSpore name, the functional o
 something the functional ops spell differently), its ``__init__`` attributes with their
 defaults, its ``__call__`` inputs (MindSpore's names; ``name=default`` for optional ones) and
 the argument mapping: comma-separated entries ``name`` (positional) or ``keyword=name``,
-where ``name`` is an input or an attribute, optionally followed by ``|converter``
-(:data:`CONVERTERS`).  :func:`primitive_class` makes the class and its docstring from the row;
+where ``name`` is an input or an attribute (or a Python literal), optionally followed by
+``|converter`` (:data:`CONVERTERS`); without one, the inputs and then the attributes are
+passed in order.  :func:`primitive_class` makes the class and its docstring from the row;
 ``help(ops.ReduceMean)`` shows both.  The plugin exposes every class as ``mskernel.ops.<Name>``.
 """
 
@@ -238,78 +239,67 @@ TABLE: tuple[Row, ...] = (
              ("SquaredDifference", "squared_difference")),
     *_reductions(("ReduceMean", "mean"), ("ReduceMax", "max"), ("ReduceMin", "min"),
                  ("ReduceProd", "prod"), ("ReduceAll", "all"), ("ReduceAny", "any")),
-    Row("ReduceSum", "reduce_sum", "keep_dims=False, skip_mode=False", "x, axis=()",
-        "x, axis, keep_dims, skip_mode"),
+    Row("ReduceSum", "reduce_sum", "keep_dims=False, skip_mode=False", "x, axis=()"),
     Row("Argmax", "arg_extreme", "axis=-1, output_type=int32", "x",
         "x, axis, output_type|dtype"),
     Row("Argmin", "arg_extreme", "axis=-1, output_type=int32", "x",
         "x, axis, output_type|dtype, largest=False"),
-    Row("ArgMaxWithValue", "arg_extreme_with_value", "axis=0, keep_dims=False", "x",
-        "x, axis, keep_dims"),
+    Row("ArgMaxWithValue", "arg_extreme_with_value", "axis=0, keep_dims=False", "x"),
     Row("ArgMinWithValue", "arg_extreme_with_value", "axis=0, keep_dims=False", "x",
         "x, axis, keep_dims, largest=False"),
-    Row("Transpose", "transpose", "", "input_x, input_perm", "input_x, input_perm"),
-    Row("Reshape", "reshape", "", "input_x, input_shape", "input_x, input_shape"),
-    Row("ExpandDims", "expand_dims", "", "input_x, axis", "input_x, axis"),
+    Row("Transpose", "transpose", "", "input_x, input_perm"),
+    Row("Reshape", "reshape", "", "input_x, input_shape"),
+    Row("ExpandDims", "expand_dims", "", "input_x, axis"),
     Row("Squeeze", "squeeze", "axis=()", "input_x", "input_x, axis|every"),
     Row("Flatten", "flatten", "", "input_x", "input_x, 1"),
-    Row("Concat", "concat", "axis=0", "input_x", "input_x, axis"),
-    Row("Stack", "stack", "axis=0", "input_x", "input_x, axis"),
-    Row("Unstack", "unstack", "axis=0, num=None", "input_x", "input_x, axis, num"),
-    Row("Split", "split", "axis=0, output_num=1", "input_x", "input_x, axis, output_num"),
-    Row("Tile", "tile", "", "input_x, multiples", "input_x, multiples"),
+    Row("Concat", "concat", "axis=0", "input_x"),
+    Row("Stack", "stack", "axis=0", "input_x"),
+    Row("Unstack", "unstack", "axis=0, num=None", "input_x"),
+    Row("Split", "split", "axis=0, output_num=1", "input_x"),
+    Row("Tile", "tile", "", "input_x, multiples"),
     Row("Cast", "astype", "", "input_x, type", "input_x, type|dtype"),
-    Row("Shape", "shape", "", "input_x", "input_x"),
-    Row("Rank", "rank", "", "input_x", "input_x"),
-    Row("Size", "size", "", "input_x", "input_x"),
-    Row("DType", "dtype_of", "", "input_x", "input_x"),
+    Row("Shape", "shape", "", "input_x"),
+    Row("Rank", "rank", "", "input_x"),
+    Row("Size", "size", "", "input_x"),
+    Row("DType", "dtype_of", "", "input_x"),
     Row("Fill", "fill", "", "type, shape, value", "type|dtype, shape, value"),
     Row("Zeros", "zeros", "", "size, type='float32'", "size, type|dtype"),
     Row("Ones", "ones", "", "shape, type='float32'", "shape, type|dtype"),
     Row("Eye", "eye", "", "n, m, t", "n, m, t|dtype"),
-    Row("Select", "where", "", "condition, x, y", "condition, x, y"),
+    Row("Select", "where", "", "condition, x, y"),
     Row("Gather", "gather", "batch_dims=0", "input_params, input_indices, axis",
         "input_params, input_indices, axis"),
-    Row("GatherNd", "gather_nd", "", "input_x, indices", "input_x, indices"),
-    Row("OneHot", "one_hot", "axis=-1", "indices, depth, on_value, off_value",
-        "indices, depth, on_value, off_value, axis"),
-    Row("Sort", "sort_with_indices", "axis=-1, descending=False", "x", "x, axis, descending"),
+    Row("GatherNd", "gather_nd", "", "input_x, indices"),
+    Row("OneHot", "one_hot", "axis=-1", "indices, depth, on_value, off_value"),
+    Row("Sort", "sort_with_indices", "axis=-1, descending=False", "x"),
     Row("TopK", "topk", "sorted=True", "input_x, k", "input_x, k, sorted=sorted"),
     Row("CumSum", "cumsum", "exclusive=False, reverse=False", "input, axis",
         "input, axis, exclusive=exclusive, reverse=reverse"),
     Row("CumProd", "cumprod", "exclusive=False, reverse=False", "x, axis",
         "x, axis, exclusive=exclusive, reverse=reverse"),
-    Row("AddN", "add_n", "", "x", "x"),
-    Row("MatMul", "matmul_transposed", "transpose_a=False, transpose_b=False", "x, y",
-        "x, y, transpose_a, transpose_b"),
-    Row("BatchMatMul", "matmul_transposed", "transpose_a=False, transpose_b=False", "x, y",
-        "x, y, transpose_a, transpose_b"),
+    Row("AddN", "add_n", "", "x"),
+    Row("MatMul", "matmul_transposed", "transpose_a=False, transpose_b=False", "x, y"),
+    Row("BatchMatMul", "matmul_transposed", "transpose_a=False, transpose_b=False", "x, y"),
     Row("Einsum", "einsum", "equation", "x", "equation, *x"),
-    Row("Softmax", "softmax", "axis=-1", "logits", "logits, axis"),
-    Row("LogSoftmax", "log_softmax", "axis=-1", "logits", "logits, axis"),
-    Row("Elu", "elu", "alpha=1.0", "input_x", "input_x, alpha"),
-    Row("PReLU", "prelu", "", "x, weight", "x, weight"),
-    Row("L2Normalize", "l2_normalize", "axis=0, epsilon=0.0001", "x", "x, axis, epsilon"),
-    Row("Dropout", "dropout", "keep_prob=0.5, Seed0=0, Seed1=0", "x",
-        "x, keep_prob, Seed0, Seed1"),
-    Row("BiasAdd", "bias_add", "data_format='NCHW'", "input_x, bias",
-        "input_x, bias, data_format"),
+    Row("Softmax", "softmax", "axis=-1", "logits"),
+    Row("LogSoftmax", "log_softmax", "axis=-1", "logits"),
+    Row("Elu", "elu", "alpha=1.0", "input_x"),
+    Row("PReLU", "prelu", "", "x, weight"),
+    Row("L2Normalize", "l2_normalize", "axis=0, epsilon=0.0001", "x"),
+    Row("Dropout", "dropout", "keep_prob=0.5, Seed0=0, Seed1=0", "x"),
+    Row("BiasAdd", "bias_add", "data_format='NCHW'", "input_x, bias"),
     Row("Conv2D", "conv2d", "out_channel, kernel_size, mode=1, pad_mode='valid', pad=0, "
-        "stride=1, dilation=1, group=1, data_format='NCHW'", "x, weight",
-        "x, weight, out_channel, kernel_size, mode, pad_mode, pad, stride, dilation, group, "
-        "data_format"),
+        "stride=1, dilation=1, group=1, data_format='NCHW'", "x, weight"),
     Row("MaxPool", "pool2d", "kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW'",
-        "x", "x, kernel_size, strides, pad_mode, data_format"),
+        "x"),
     Row("AvgPool", "pool2d", "kernel_size=1, strides=1, pad_mode='valid', data_format='NCHW'",
         "x", "x, kernel_size, strides, pad_mode, data_format, largest=False"),
-    Row("SoftmaxCrossEntropyWithLogits", "softmax_cross_entropy", "", "logits, labels",
-        "logits, labels"),
+    Row("SoftmaxCrossEntropyWithLogits", "softmax_cross_entropy", "", "logits, labels"),
     Row("SparseSoftmaxCrossEntropyWithLogits", "sparse_softmax_cross_entropy", "is_grad=False",
-        "logits, labels", "logits, labels, is_grad"),
-    Row("SigmoidCrossEntropyWithLogits", "sigmoid_cross_entropy", "", "logits, label",
-        "logits, label"),
+        "logits, labels"),
+    Row("SigmoidCrossEntropyWithLogits", "sigmoid_cross_entropy", "", "logits, label"),
     Row("BCEWithLogitsLoss", "bce_with_logits", "reduction='mean'",
-        "logits, label, weight, pos_weight", "logits, label, weight, pos_weight, reduction"),
+        "logits, label, weight, pos_weight"),
 )
 
 
@@ -332,11 +322,16 @@ def _target(row: Row) -> Callable[..., Any]:
     return _OWN_OPS.get(row.op) or getattr(F, row.op)
 
 
+def _mapping(row: Row) -> str:
+    """The row's argument mapping; by default its inputs, then its attributes, in order."""
+    return row.call or ", ".join(p.name for p in _parameters(f"{row.inputs}, {row.init}"))
+
+
 def _arguments(row: Row, values: dict[str, Any]) -> tuple[list[Any], dict[str, Any]]:
     """The op's positional and keyword arguments by the row's mapping."""
     args: list[Any] = []
     kwargs: dict[str, Any] = {}
-    for entry in (e.strip() for e in (row.call or row.inputs).split(",")):
+    for entry in (e.strip() for e in _mapping(row).split(",")):
         keyword, _, source = entry.rpartition("=")
         name, _, converter = source.partition("|")
         star = name.startswith("*")
@@ -401,7 +396,7 @@ def _docstring(row: Row) -> str:
     where = f"mskernel.ops.{row.op}" if row.op not in _ADAPTERS else \
         f"{__name__}.{row.op}"
     summary = (inspect.getdoc(target) or "").split("\n\n")[0]
-    mapping = (row.call or row.inputs).replace("|every", " (() for all)").replace("|dtype", "")
+    mapping = _mapping(row).replace("|every", " (() for all)").replace("|dtype", "")
     return (f"MindSpore's ``ops.{row.name}``: ``ops.{row.name}({row.init})({row.inputs})``.\n\n"
             f"Calls ``{where}({mapping})``: {summary}")
 
