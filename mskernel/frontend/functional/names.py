@@ -29,7 +29,7 @@ ALIASES = {
     "reduce_prod": "prod", "select": "where", "clamp": "clip", "clip_by_value": "clip",
     "eq": "equal", "ne": "not_equal", "gt": "greater", "ge": "greater_equal", "lt": "less",
     "le": "less_equal", "floor_div": "floor_divide", "floor_mod": "remainder", "mm": "matmul",
-    "bmm": "matmul", "tensor_dot": "tensordot", "unstack": "unbind",
+    "bmm": "matmul", "tensor_dot": "tensordot", "unstack": "unbind", "inv": "reciprocal",
 }
 
 
