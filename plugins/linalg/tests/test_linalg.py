@@ -87,6 +87,16 @@ def test_forward_mode_matches_torch(name, ours, theirs, inputs, symmetric):
                                err_msg=name)
 
 
+def test_vmap_maps_over_a_stack_of_matrices():
+    stack, rhs = general(5), RNG.standard_normal(4)
+    np.testing.assert_allclose(ms.vmap(ops.det)(stack).numpy(), np.linalg.det(stack),
+                               rtol=1e-10)
+    np.testing.assert_allclose(ms.vmap(ops.solve, in_axes=(0, None))(stack, rhs).numpy(),
+                               np.linalg.solve(stack, rhs[None, :, None])[..., 0], rtol=1e-10)
+    w, _ = ms.vmap(ops.eigh)(spd(3))
+    assert w.shape == (3, 4)
+
+
 def test_second_derivatives_through_the_rules():
     a = general()
     hessian_row = grad(lambda m: ops.sum(grad(lambda x: ops.det(x))(m)))(Tensor(a))

@@ -17,7 +17,7 @@ naming ``linalg.cholesky``.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 from mskernel_sdk import HostKernel, InferError, OpDef, TensorType, require_kind, require_tensor

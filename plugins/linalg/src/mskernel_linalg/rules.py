@@ -18,6 +18,9 @@ derivative results for forward and reverse mode algorithmic differentiation", 20
 ``cholesky`` and ``eigh`` take a symmetric matrix, so their tangents are symmetrised first and
 their cotangents are symmetric (the derivative within symmetric matrices, as PyTorch gives);
 ``eigh``'s rules assume distinct eigenvalues (a repeated one makes ``F`` infinite).
+
+Batching (``vmap``'s ``"batch"`` rules) is free: every op takes leading batch axes, so the
+rule brings the unbatched operands to the batch and applies the op as it is.
 """
 
 from __future__ import annotations
@@ -133,8 +136,19 @@ def _eigh_jvp(primals, tangents, outputs):
     return dw, _mm(v, F.multiply(_gaps(w), m))
 
 
+def _batch_rule(op: str) -> Any:
+    def rule(args, batched, **attrs):
+        size = next(a.shape[0] for a, b in zip(args, batched) if b)
+        operands = [a if b else F.broadcast_to(a, (size, *a.shape)) for a, b in zip(args, batched)]
+        out = apply(op, *operands, **attrs)
+        return out if isinstance(out, tuple) else (out,)
+
+    return rule
+
+
 #: ``(kind, op, rule)`` as given to ``rules.register``.
 RULES = (
+    *(("batch", op, _batch_rule(op)) for op in (INVERSE, SOLVE, SLOGDET, CHOLESKY, EIGH)),
     ("vjp", INVERSE, _inverse_vjp), ("jvp", INVERSE, _inverse_jvp),
     ("vjp", SOLVE, _solve_vjp), ("jvp", SOLVE, _solve_jvp),
     ("vjp", SLOGDET, _slogdet_vjp), ("jvp", SLOGDET, _slogdet_jvp),
