@@ -44,6 +44,15 @@ def test_reductions_take_mindspore_and_mint_keywords():
     np.testing.assert_array_equal(ops.flatten(X, start_dim=1).numpy(), X.reshape(3, 20))
 
 
+def test_tensor_methods_take_the_keywords_too():
+    t = ms.Tensor(X)
+    np.testing.assert_allclose(t.mean(axis=1, keep_dims=True).numpy(),
+                               X.mean(1, keepdims=True), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(t.sum(dim=2, keepdim=True).numpy(), X.sum(2, keepdims=True),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(t.argmax(dim=0).numpy(), X.argmax(0))
+
+
 def test_both_spellings_of_one_argument_is_an_error_naming_the_op():
     with pytest.raises(TypeError, match=r"mean\(\) got 'keep_dims' and 'keepdims'"):
         ops.mean(X, keep_dims=True, keepdims=True)

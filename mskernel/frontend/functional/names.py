@@ -6,7 +6,8 @@
   ``ops.mean(x, axis=1, keepdims=True)``.
 - :data:`ALIASES`: MindSpore's other name of an op → ours (``ops.cat`` is ``ops.concat``).
 
-:func:`mindspore_names` applies both to the namespace of :mod:`mskernel.frontend.functional`.
+:func:`mindspore_names` applies both to the namespace of :mod:`mskernel.frontend.functional`;
+the tensor's methods take the keywords too (:mod:`.methods`).
 """
 
 from __future__ import annotations
