@@ -4,6 +4,8 @@ Plugins import only this module; the names in ``__all__`` are the plugin API, he
 snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 ``template``, ...) are the SDK's implementation.
 
+- errors: :class:`MskernelError` (the base of every mskernel error; a plugin's own errors
+  derive from it), :class:`InferError`, :class:`PluginError`, :class:`FileFormatError`;
 - the plugin contract: :data:`hookimpl`, :class:`PluginInfo`, :data:`PLUGIN_API_VERSION`,
   :func:`core_requirement`;
 - ops and the rules attached to them: :class:`OpDef`, :class:`Attr`, :class:`InferError`,
@@ -11,6 +13,8 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 - the IR: :class:`Graph`, :class:`Node`, :class:`Value`, :class:`GraphBuilder`,
   :class:`TensorType`, :func:`tensor_type`, :class:`DType`, :func:`dtype`,
   :func:`as_storage`;
+- files: :func:`save_model`, :func:`load_model` and :class:`Model` (the core's model file:
+  a graph, its weights and the plugins it needs), :func:`write_atomically`;
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
@@ -24,10 +28,12 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 """
 
 from mskernel import PLUGIN_API_VERSION
-from mskernel.errors import InferError, PluginError
+from mskernel.errors import FileFormatError, InferError, MskernelError, PluginError
 from mskernel.hooks import PluginInfo, hookimpl
 from mskernel.ir import DType, Graph, GraphBuilder, Node, TensorType, Value, dtype, tensor_type
+from mskernel.ir.atomic import write_atomically
 from mskernel.ir.dtypes import as_storage
+from mskernel.ir.fileformat import Model, load_model, save_model
 from mskernel.ops import Attr, OpDef, rule_registry
 from mskernel.ops import registry as op_registry
 from mskernel.passes import (
@@ -48,11 +54,13 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
-    "Executable", "Graph", "GraphBuilder", "InferError", "Node", "OpDef", "OpSample",
+    "Executable", "FileFormatError", "Graph", "GraphBuilder", "InferError", "Model",
+    "MskernelError", "Node", "OpDef", "OpSample",
     "OpSupport", "PLUGIN_API_VERSION", "Pass", "PassContext", "PassManager", "PassResult",
     "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell", "SAMPLES_RULE",
     "TOKEN_VALUE", "TensorType", "VJPBuilder", "Value", "as_storage", "assert_close",
-    "compile_graph", "core_requirement", "dtype", "hookimpl", "make_node", "op_registry",
+    "compile_graph", "core_requirement", "dtype", "hookimpl", "load_model", "make_node",
+    "op_registry", "save_model", "write_atomically",
     "random_array", "register_plugin", "rule_registry", "run_reference", "sample_graph",
     "samples_for", "tensor_type", "tolerance",
 ]
