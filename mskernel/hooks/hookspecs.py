@@ -20,6 +20,7 @@ its registration hooks are called once, in this order::
     mskernel_register_backends  add backend factories
     mskernel_register_passes    add passes and pipelines
     mskernel_register_namespaces  expose mskernel.<name>
+    mskernel_register_model_readers  read model file formats
     mskernel_add_cli            add mskernel sub-commands (only when the CLI runs)
 
 A hook that raises marks its plugin ``broken`` with the traceback (shown by ``mskernel plugins
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from ..passes.registry import PassRegistry
     from ..runtime.registry import BackendRegistry
     from .info import PluginInfo
-    from .registries import CommandRegistry, NamespaceRegistry
+    from .registries import CommandRegistry, ModelReaderRegistry, NamespaceRegistry
 
 
 # ---------------------------------------------------------------------------------------------
@@ -138,6 +139,20 @@ def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
     form ``"module:attribute"`` exposes one object (``namespaces.register("grad",
     "mskernel_autodiff.api:grad")`` makes ``mskernel.grad`` that function).  Targets are strings
     so nothing is imported before the user asks for it.
+    """
+
+
+@hookspec
+def mskernel_register_model_readers(readers: "ModelReaderRegistry") -> None:
+    """Read a model file format with ``readers.register(format, read, suffixes=(...),
+    magic=b"...")``.
+
+    ``read(path)`` returns a :class:`mskernel.ir.Model` (the graph; its weights, keyed by the
+    names of the graph inputs they feed) and raises
+    :class:`~mskernel.errors.FileFormatError` naming the file for anything it cannot read.
+    A file is matched by its first bytes (``magic``) and, failing that, by its suffix
+    (``".onnx"``).  ``mskernel explain``, ``mskernel.load`` and converters read every
+    registered format; the core registers its own model file as ``"mindir"``.
     """
 
 

@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import __version__
 from ..errors import FileFormatError, MskernelError
+from ..hooks.markers import hookimpl
 from ..hooks.versions import satisfies
 from .container import (
     ALIGNMENT, Kind, PathLike, quote_name, read_container, write_container,
@@ -118,6 +119,12 @@ def load_model(path: PathLike, registry: Any = None) -> Model:
         raise FileFormatError(f"{name}: the stored graph does not parse: {where_what}") from exc
     return Model(graph, container.tensors, container.format_version, container.producer,
                  requires, container.dtypes)
+
+
+@hookimpl
+def mskernel_register_model_readers(readers: Any) -> None:
+    """The model file is the format ``mskernel.export`` writes as ``"MINDIR"``."""
+    readers.register("mindir", load_model, suffixes=(".mindir", ".mskernel"), magic=MAGIC)
 
 
 def _registry(registry: Any) -> Any:
