@@ -11,10 +11,13 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 - ops and the rules attached to them: :class:`OpDef`, :class:`Attr`, :class:`InferError`,
   :func:`op_registry`, :func:`rule_registry`, :data:`SAMPLES_RULE`;
 - the IR: :class:`Graph`, :class:`Node`, :class:`Value`, :class:`GraphBuilder`,
-  :class:`TensorType`, :func:`tensor_type`, :class:`DType`, :func:`dtype`,
-  :func:`as_storage`;
+  :class:`TensorType`, :class:`RefType`, :class:`TokenType`, :func:`tensor_type`,
+  :class:`DType`, :func:`dtype`, :func:`as_storage`;
+- tensors: :class:`Tensor`, :class:`Parameter`, :func:`apply` (apply an op to tensors,
+  traced or eager), pytrees :func:`tree_flatten` and :func:`tree_unflatten`;
 - files: :func:`save_model`, :func:`load_model` and :class:`Model` (the core's model file:
-  a graph, its weights and the plugins it needs), :func:`write_atomically`;
+  a graph, its weights and the plugins it needs), :func:`read_model` (a model file of any
+  registered format), :func:`write_atomically`;
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
@@ -29,8 +32,14 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 
 from mskernel import PLUGIN_API_VERSION
 from mskernel.errors import FileFormatError, InferError, MskernelError, PluginError
+from mskernel.frontend.dispatch import apply
+from mskernel.frontend.parameter import Parameter
+from mskernel.frontend.pytree import flatten as tree_flatten, unflatten as tree_unflatten
+from mskernel.frontend.tensor import Tensor
 from mskernel.hooks import PluginInfo, hookimpl
-from mskernel.ir import DType, Graph, GraphBuilder, Node, TensorType, Value, dtype, tensor_type
+from mskernel.ir import (
+    DType, Graph, GraphBuilder, Node, RefType, TensorType, TokenType, Value, dtype, tensor_type,
+)
 from mskernel.ir.atomic import write_atomically
 from mskernel.ir.dtypes import as_storage
 from mskernel.ir.fileformat import Model, load_model, save_model
@@ -46,6 +55,7 @@ from mskernel.runtime import (
 from mskernel.testing import OpSample, assert_close, random_array, sample_graph, tolerance
 
 from .kit.gradients import VJPBuilder
+from .models import read_model
 from .samples import SAMPLES_RULE, samples_for
 from .testing import register_plugin, run_reference
 from .versioning import core_requirement
@@ -55,12 +65,12 @@ __version__ = "0.1.0"
 __all__ = [
     "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
     "Executable", "FileFormatError", "Graph", "GraphBuilder", "InferError", "Model",
-    "MskernelError", "Node", "OpDef", "OpSample",
-    "OpSupport", "PLUGIN_API_VERSION", "Pass", "PassContext", "PassManager", "PassResult",
-    "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell", "SAMPLES_RULE",
-    "TOKEN_VALUE", "TensorType", "VJPBuilder", "Value", "as_storage", "assert_close",
-    "compile_graph", "core_requirement", "dtype", "hookimpl", "load_model", "make_node",
-    "op_registry", "save_model", "write_atomically",
-    "random_array", "register_plugin", "rule_registry", "run_reference", "sample_graph",
-    "samples_for", "tensor_type", "tolerance",
+    "MskernelError", "Node", "OpDef", "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Parameter",
+    "Pass", "PassContext", "PassManager", "PassResult", "PatternPass", "Patterns", "PluginError",
+    "PluginInfo", "RefCell", "RefType", "SAMPLES_RULE", "TOKEN_VALUE", "Tensor", "TensorType",
+    "TokenType", "VJPBuilder", "Value", "apply", "as_storage", "assert_close", "compile_graph",
+    "core_requirement", "dtype", "hookimpl", "load_model", "make_node", "op_registry",
+    "random_array", "read_model", "register_plugin", "rule_registry", "run_reference",
+    "sample_graph", "samples_for", "save_model", "tensor_type", "tolerance", "tree_flatten",
+    "tree_unflatten", "write_atomically",
 ]

@@ -1,0 +1,16 @@
+"""Reading model files of any registered format (exported by :mod:`mskernel_sdk`)."""
+
+from __future__ import annotations
+
+import os
+from typing import Union
+
+from mskernel.hooks import plugin_host
+from mskernel.ir.fileformat import Model
+
+
+def read_model(path: Union[str, "os.PathLike[str]"]) -> Model:
+    """The model in the file at ``path``, read by the reader of its format (mskernel's own
+    model file, or a format a plugin registered with ``mskernel_register_model_readers``);
+    a file of no known format is a :class:`~mskernel.errors.FileFormatError`."""
+    return plugin_host().model_readers.read(path)  # type: ignore[no-any-return]
