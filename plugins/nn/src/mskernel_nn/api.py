@@ -7,6 +7,7 @@ callbacks are in ``mskernel.train``."""
 from __future__ import annotations
 
 from .cell import Cell
+from .graph_cell import GraphCell
 from .initializer import (
     Constant, HeNormal, HeUniform, Initializer, Normal, One, TruncatedNormal, Uniform,
     XavierNormal, XavierUniform, Zero, calculate_gain, initializer,
@@ -32,7 +33,7 @@ from .wrappers import TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     # cells and initialisers
-    "Cell", "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One",
+    "Cell", "GraphCell", "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One",
     "TruncatedNormal", "Uniform", "XavierNormal", "XavierUniform", "Zero", "calculate_gain",
     "initializer", *_layers,
     # losses
