@@ -1,5 +1,6 @@
-"""The module named by the ``mskernel.plugins`` entry point ``onnx``.  Importing it is cheap:
-``onnx`` and the converters are imported only when a user calls them."""
+"""The module named by the ``mskernel.plugins`` entry point ``onnx``: registers
+``mskernel.export`` and ``mskernel.load``.  Importing it is cheap: ``onnx`` and the converters
+are imported only when a user calls them."""
 
 from __future__ import annotations
 
@@ -7,8 +8,18 @@ from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 
+#: ``mskernel.<name>`` → ``mskernel_onnx.api:<name>``
+API_NAMES = ("export", "load")
+
 
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
-    return PluginInfo(name="onnx", version=__version__, kind="library", provides=[],
+    return PluginInfo(name="onnx", version=__version__, kind="library",
+                      provides=[*(f"namespace:{name}" for name in API_NAMES)],
                       description="model export and load, ONNX import and export")
+
+
+@hookimpl
+def mskernel_register_namespaces(namespaces) -> None:
+    for name in API_NAMES:
+        namespaces.register(name, f"mskernel_onnx.api:{name}")

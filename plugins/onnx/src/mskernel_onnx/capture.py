@@ -1,0 +1,156 @@
+"""A network as a graph and its weights: what :func:`mskernel.export` writes.
+
+:func:`capture` traces a ``Cell`` (its ``construct``), a jitted function or a plain function
+at the given inputs, with every cell it can find in inference mode for the trace (their
+training flags are restored afterwards).  The traced program reads parameters through
+``!ref`` inputs ordered by a state token; capturing turns each parameter it reads into a
+plain tensor input named after the parameter (its Cell path, ``"fc1.weight"``) and its value
+into a weight, so the graph is a pure function of the call's tensors and the weights.  A
+program that assigns a parameter (a training step, batch norm in training mode) cannot be
+exported and says so.  The generic pass pipeline (O2) runs on the result.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Iterator, Sequence
+
+import numpy as np
+
+import mskernel
+from mskernel_sdk import (
+    Graph, MskernelError, Node, PassContext, PassManager, RefType, TokenType, Value,
+    op_registry, tree_flatten,
+)
+
+
+@dataclass(frozen=True)
+class Captured:
+    """``graph``'s inputs are the call's tensors, then one per weight (named like it);
+    ``weights`` maps those names to arrays in reference storage and ``weight_dtypes`` gives
+    each weight's IR dtype name."""
+
+    graph: Graph
+    weights: dict[str, np.ndarray]
+    weight_dtypes: dict[str, str]
+
+
+def capture(net: Any, inputs: Sequence[Any]) -> Captured:
+    """Trace ``net`` at ``inputs`` in inference mode and freeze its parameters (see the
+    module doc).  ``inputs`` are tensors or arrays, possibly nested in tuples/lists/dicts."""
+    leaves = tree_flatten(list(inputs), _is_input)[0]
+    if not leaves:
+        raise MskernelError("export needs example inputs: export(net, *inputs, file_name=...) "
+                            "traces the network at them")
+    jitted = net if hasattr(net, "lower") else mskernel.jit(net)
+    cells = list(_cells_of(net))
+    modes = [(cell, cell.training) for cell in cells]
+    try:
+        for cell in cells:
+            cell.set_train(False)
+        program = jitted.lower(*inputs).program
+    finally:
+        for cell, training in reversed(modes):
+            cell.set_train(training)
+    names = _input_names(net, program.num_inputs)
+    graph, weights, dtypes = _freeze(program, names)
+    context = PassContext(registry=op_registry(), opt_level=2)
+    return Captured(PassManager.from_pipeline("O2").run(graph, context).graph, weights, dtypes)
+
+
+def _is_input(x: Any) -> bool:
+    return isinstance(x, (mskernel.Tensor, np.ndarray, np.generic))
+
+
+def _cells_of(net: Any) -> Iterator[Any]:
+    """The cells whose training flags a trace of ``net`` reads that can be found from it:
+    ``net`` itself, the object a jitted or bound method belongs to, and the cells a
+    function closes over."""
+    seen: set[int] = set()
+    pending = [net]
+    while pending:
+        obj = pending.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if hasattr(obj, "set_train") and hasattr(obj, "cells_and_names"):
+            yield obj
+            continue
+        inner = getattr(obj, "python_function", None)
+        if inner is not None:
+            pending.append(inner)
+        owner = getattr(obj, "__self__", None)
+        if owner is not None:
+            pending.append(owner)
+        for cell in getattr(obj, "__closure__", None) or ():
+            try:
+                pending.append(cell.cell_contents)
+            except ValueError:  # an empty closure cell
+                pass
+
+
+def _input_names(net: Any, count: int) -> list[str]:
+    """The traced function's parameter names for its tensor inputs, when they line up one
+    to one; ``input_<i>`` otherwise."""
+    target = getattr(net, "python_function", None) or getattr(net, "construct", None) or net
+    try:
+        params = [p for p in inspect.signature(target).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    if len(params) == count:
+        return [p.name for p in params]
+    return [f"input_{i}" for i in range(count)]
+
+
+def _freeze(program: Any, names: list[str]) -> tuple[Graph, dict[str, np.ndarray],
+                                                     dict[str, str]]:
+    graph: Graph = program.graph
+    taken = set(names)
+    inputs = [Value(v.type, name) for v, name in zip(graph.inputs, names)]
+    env: dict[Value, Value] = dict(zip(graph.inputs, inputs))
+    weights: dict[str, np.ndarray] = {}
+    dtypes: dict[str, str] = {}
+    params = iter(program.params)
+    for value in graph.inputs[program.num_inputs:]:
+        if isinstance(value.type, TokenType):
+            continue
+        param = next(params)
+        name = _unique(param.name or "param", taken)
+        weight = Value(value.type.value, name)
+        inputs.append(weight)
+        env[value] = weight
+        weights[name] = np.asarray(param.numpy())
+        dtypes[name] = param.dtype.name
+    nodes: list[Node] = []
+    for node in graph.nodes:
+        if node.op == "ref_load":
+            env[node.outputs[0]] = env[node.inputs[0]]
+            continue
+        if node.op == "ref_store":
+            raise MskernelError(
+                f"export: the network assigns parameter '{env[node.inputs[0]].name}'"
+                f"{node.where()} while running; an exported graph computes its outputs from "
+                "its inputs and weights only (put the network in inference mode, and export "
+                "the network rather than a training step)")
+        nodes.append(Node(node.op, tuple(env.get(v, v) for v in node.inputs), node.outputs,
+                          node.attrs, node.regions, node.loc))
+    outputs = [env.get(v, v) for v in graph.outputs
+               if not isinstance(v.type, (TokenType, RefType))]
+    used = {v for n in nodes for v in n.inputs} | set(outputs)
+    kept = [v for v in inputs[len(names):] if v in used]
+    for v in inputs[len(names):]:
+        if v not in used:
+            del weights[v.name], dtypes[v.name]
+    return Graph(tuple(inputs[:len(names)] + kept), tuple(nodes), tuple(outputs),
+                 graph.name), weights, dtypes
+
+
+def _unique(name: str, taken: set[str]) -> str:
+    candidate, n = name, 1
+    while candidate in taken:
+        candidate, n = f"{name}_{n}", n + 1
+    taken.add(candidate)
+    return candidate
+
