@@ -1,7 +1,8 @@
 """The ``mskernel`` command.
 
 ``mskernel plugins list [--json]``, ``mskernel plugins info NAME [--json]`` and
-``mskernel plugins check`` show what is installed and whether it is healthy;
+``mskernel plugins check`` show what is installed and whether it is healthy (``list`` fits the
+terminal: it summarises what each plugin provides, ``info`` and ``--json`` give it in full);
 ``mskernel explain MODEL`` shows where each node of a saved model (of any format a plugin
 reads) would run; plugins add
 their own sub-commands through the ``mskernel_add_cli`` hook.  Nothing here crashes on a
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import textwrap
 import traceback
@@ -28,7 +30,12 @@ from .hooks.report import BackendReport, PluginReport, plugin_report
 LIST_KEYS = ("name", "distribution", "version", "kind", "provides", "status", "reason")
 #: Statuses ``mskernel plugins check`` reports as problems.
 PROBLEMS = ("broken", "incompatible")
+#: The width ``plugins info`` wraps its fields to.
 WIDTH = 100
+#: Columns of the ``plugins list`` table cut short (with an ellipsis) when it is too wide.
+ELASTIC = ("provides", "reason")
+#: The fewest characters an elastic column is cut to.
+MIN_ELASTIC = 12
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -81,7 +88,9 @@ def _list(plugin_host: PluginHost, args: argparse.Namespace) -> int:
         return 0
     if records:
         headers = [k for k in LIST_KEYS if k != "reason" or any(r.status != "ok" for r in records)]
-        print(_table(headers, [[_cell(_row(r)[k]) for k in headers] for r in records]))
+        rows = [[provides_summary(r.provides) if k == "provides" else _cell(_row(r)[k])
+                 for k in headers] for r in records]
+        print(table(headers, rows, terminal_width()))
     else:
         print("no plugins installed (none in the entry-point group 'mskernel.plugins')")
     core_ops = sum(op.owner == CORE for op in plugin_host.ops)
@@ -159,11 +168,49 @@ def _cell(value: object) -> str:
     return " ".join(text.split()) or "-"
 
 
-def _table(headers: list[str], rows: list[list[str]]) -> str:
+def terminal_width() -> int:
+    """The terminal's width (``$COLUMNS`` first); 80 when the output is not a terminal."""
+    return shutil.get_terminal_size().columns
+
+
+def provides_summary(provides: list[str]) -> str:
+    """A plugin's ``provides`` tags, one entry per kind: the value when the kind has one tag,
+    else how many (``namespaces: 12, backend: cpu``).  Tags without a kind stay as they are."""
+    by_kind: dict[str, list[str]] = {}
+    for tag in provides:
+        kind, colon, value = tag.partition(":")
+        by_kind.setdefault(kind if colon else "", []).append(value if colon else tag)
+    parts = []
+    for kind, values in by_kind.items():
+        if not kind:
+            parts += values
+        elif len(values) == 1:
+            parts.append(f"{kind}: {values[0]}")
+        else:
+            parts.append(f"{kind if kind.endswith('s') else kind + 's'}: {len(values)}")
+    return _cell(parts)
+
+
+def table(headers: list[str], rows: list[list[str]], width: int) -> str:
+    """An aligned table at most ``width`` characters wide where it can be: the widest
+    :data:`ELASTIC` column is narrowed first (to no less than :data:`MIN_ELASTIC`), and a cell
+    longer than its column ends with an ellipsis."""
     widths = [max(len(h), *(len(row[i]) for row in rows)) for i, h in enumerate(headers)]
+    elastic = [i for i, h in enumerate(headers) if h in ELASTIC]
+    excess = sum(widths) + 2 * (len(widths) - 1) - width
+    while excess > 0:
+        widest = max(elastic, key=lambda i: widths[i], default=None)
+        if widest is None or widths[widest] <= max(MIN_ELASTIC, len(headers[widest])):
+            break
+        widths[widest] -= 1
+        excess -= 1
     lines = [headers, ["-" * w for w in widths], *rows]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(line, widths)).rstrip()
+    return "\n".join("  ".join(_fitted(c, w).ljust(w) for c, w in zip(line, widths)).rstrip()
                      for line in lines)
+
+
+def _fitted(text: str, width: int) -> str:
+    return text if len(text) <= width else text[:width - 1] + "…"
 
 
 def render_report(report: PluginReport) -> str:

@@ -11,13 +11,20 @@ import numpy as np
 import pytest
 
 from mskernel import PLUGIN_API_VERSION, __version__
-from mskernel.cli import LIST_KEYS, build_parser, main
+from mskernel.cli import LIST_KEYS, build_parser, main, provides_summary
 from mskernel.hooks.host import host
 from mskernel.hooks.registries import CORE_COMMANDS
 
 pytest_plugins = ["plugin_sandbox"]  # the `sandbox` fixture (tests/plugins/fixtures)
 REPO = Path(__file__).resolve().parents[1]
 BROKEN = 'raise ImportError("libfoo.so.1: cannot open shared object file")\n'
+
+
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    """Tables and wrapped text as a 200-column terminal shows them (tests that look at
+    fitting set ``COLUMNS`` themselves)."""
+    monkeypatch.setenv("COLUMNS", "200")
 
 
 def run(capsys, *argv):
@@ -91,6 +98,63 @@ def test_list_json_has_exactly_the_documented_keys_even_with_broken_plugins(caps
         "broken": "broken", "demo": "ok", "future": "incompatible"}
     demo = next(row for row in rows if row["name"] == "demo")
     assert demo["provides"] == ["ops:demo.*", "backend:demo", "namespace:demo"]
+
+
+def install_wide(sandbox):
+    """``mskernel-wide``: a plugin that provides 14 namespaces, a backend and two op families."""
+    provides = [f"namespace:wide{i}" for i in range(14)] + ["backend:wide", "ops:wide.*",
+                                                              "ops:wide_extra.*"]
+    sandbox.install("mskernel-wide", {"wide": "mskernel_wide.plugin"}, modules={
+        "mskernel_wide.plugin": f"""
+            from mskernel.hooks import PluginInfo, hookimpl
+
+            @hookimpl
+            def mskernel_plugin_info():
+                return PluginInfo(name="wide", version="0.1.0", kind="library",
+                                  provides={provides!r})
+        """})
+    return provides
+
+
+@pytest.mark.parametrize("columns", [80, 200])
+def test_list_fits_the_terminal_summarising_what_each_plugin_provides(
+        capsys, sandbox, monkeypatch, columns):
+    provides = install_wide(sandbox)
+    install_broken(sandbox)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    code, out, _ = run(capsys, "plugins", "list")
+    assert code == 0
+    table = out.split("\n\n")[0].splitlines()
+    assert max(map(len, table)) <= columns
+    header, _, broken, wide = table
+    assert header.split() == list(LIST_KEYS)
+    assert wide.split()[:4] == ["wide", "mskernel-wide", "0.1.0", "library"]
+    summary = "namespaces: 14, backend: wide, ops: 2"
+    reason = "import failed: ImportError: libfoo.so.1: cannot open shared object file"
+    if columns == 200:
+        assert f" {summary} " in wide
+        assert broken.endswith(f" {reason}")
+    else:  # cut short where the summary still does not fit
+        cut = wide[header.index("provides"):header.index("status")].rstrip()
+        assert cut.endswith("…") and summary.startswith(cut[:-1])
+        cut = broken[header.index("reason"):]
+        assert cut.endswith("…") and reason.startswith(cut[:-1]) and len(cut) > 12
+    # the full lists stay in --json and info
+    _, out, _ = run(capsys, "plugins", "list", "--json")
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert rows["wide"]["provides"] == provides
+    assert rows["broken"]["reason"] == reason
+    code, out, _ = run(capsys, "plugins", "info", "wide")
+    assert "".join(out.split()).count("namespace:wide") == 14
+
+
+def test_provides_summary_counts_each_kind_and_keeps_single_values():
+    assert provides_summary([]) == "-"
+    assert provides_summary(["backend:cpu", "ops:cpu.*", "passes:cpu.*"]) == (
+        "backend: cpu, ops: cpu.*, passes: cpu.*")
+    assert provides_summary(["namespace:nn", "namespace:train", "backend:x", "namespace:y",
+                             "gadget"]) == "namespaces: 3, backend: x, gadget"
+    assert provides_summary(["ops:a.*", "ops:b.*"]) == "ops: 2"
 
 
 def test_check_exits_0_when_healthy_and_1_listing_each_problem(capsys, sandbox, monkeypatch):

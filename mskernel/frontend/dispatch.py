@@ -22,7 +22,7 @@ from ..runtime.backend import Backend, CompileOptions, DeviceArray
 from ..runtime.executor import transfer
 from ..runtime.partition import FallbackWarning
 from .device import current_device
-from .source import user_location
+from ..ir.source import user_location
 from .tensor import Tensor
 from .trace import active_trace
 

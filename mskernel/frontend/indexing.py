@@ -18,9 +18,14 @@ masks.  How a key lowers to core ops:
   applied to ``arange(x.size)`` — and write through one ``scatter_nd``.
 
 Negative indices count from the end: static ones are checked and normalised in Python,
-traced ones by ``where(i < 0, i + n, i)`` (a traced index out of range fails when the gather
-runs).  A Python bool is not an index: NumPy reads ``x[True]`` as ``x[None]``, which is the
-spelling mskernel asks for.
+traced ones by ``where(-n <= i < 0, i + n, i)`` (a traced index out of range fails when the
+gather runs, naming the index as written).  A Python bool is not an index: NumPy reads
+``x[True]`` as ``x[None]``, which is the spelling mskernel asks for.
+
+A bad key — out of range, not an integer, too many indices, a traced mask — is reported by
+:class:`IndexErrors` in eager mode and under a trace alike: NumPy's wording, with the op, the
+indexed tensor's type and the user's line (``op 'getitem' at train.py:12: index -5 is out of
+bounds for axis 0 with size 4 (tensor: f32[4,5])``).
 """
 
 from __future__ import annotations
@@ -28,11 +33,14 @@ from __future__ import annotations
 import operator
 import typing
 from dataclasses import dataclass
+from types import TracebackType
 from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
+from ..errors import MskernelError
 from ..ir.dtypes import int64
+from ..ir.source import user_location
 from .dispatch import apply
 from .promote import as_tensor
 from .tensor import Tensor, TracedValueError
@@ -48,16 +56,51 @@ def _op(op: str, *args: Tensor, **attrs: Any) -> Tensor:
     return typing.cast(Tensor, apply(op, *args, **attrs))
 
 
+# -- errors -----------------------------------------------------------------------------------
+
+_KINDS = (TracedValueError, IndexError, TypeError, ValueError)
+
+
+def located(op: str, x: Tensor, error: Exception) -> Exception:
+    """``error``, whose message is the bare reason, reworded to name ``op``, the indexed
+    tensor ``x`` and the user's line; of the same kind (``IndexError``, ``TypeError``, ...)."""
+    loc = user_location()
+    kind = next(k for k in _KINDS if isinstance(error, k))
+    return kind(f"op '{op}'{f' at {loc}' if loc else ''}: {error} (tensor: {x.type})")
+
+
+class IndexErrors:
+    """``with IndexErrors(op, x):`` — errors in an index key raised in the block come out
+    :func:`located` (mskernel's own errors, which already name their op, pass unchanged)."""
+
+    __slots__ = ("op", "x")
+
+    def __init__(self, op: str, x: Tensor) -> None:
+        self.op, self.x = op, x
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: Optional[type[BaseException]], error: Optional[BaseException],
+                 trace: Optional[TracebackType]) -> None:
+        if isinstance(error, _KINDS) and (
+                isinstance(error, TracedValueError) or not isinstance(error, MskernelError)):
+            raise located(self.op, self.x, error) from None
+
+
 # -- index operands ---------------------------------------------------------------------------
 
 
-def index_operand(indices: Any, sizes: Union[int, Sequence[int]], axis: int) -> Tensor:
+def index_operand(op: str, x: Tensor, indices: Any, sizes: Union[int, Sequence[int]],
+                  axis: int) -> Tensor:
     """``indices`` as an integer tensor with negative entries counted from the end of the
-    dimension they index, for the IR's gather and scatter ops.  ``sizes`` is that
-    dimension's size, or one size per entry of the last axis of ``indices`` (index tuples
-    whose first entry indexes ``axis``).  Concrete indices are range-checked with NumPy's
-    ``IndexError``; traced ones are normalised with ``where``."""
-    index = _normalized(indices, sizes, axis)
+    dimension they index, for ``op`` (a gather or scatter op of the IR) on ``x``.  ``sizes``
+    is that dimension's size, or one size per entry of the last axis of ``indices`` (index
+    tuples whose first entry indexes ``axis``).  Concrete indices are range-checked (an
+    ``IndexError`` naming ``op``, ``x`` and the user's line); traced ones are normalised with
+    ``where``."""
+    with IndexErrors(op, x):
+        index = _normalized(indices, sizes, axis)
     return index if isinstance(index, Tensor) else Tensor(index)
 
 
@@ -88,8 +131,10 @@ def _normalized_traced(indices: Tensor, limit: np.ndarray) -> Tensor:
     if indices.dtype.kind == "u":
         return indices
     i = indices if indices.dtype is int64 else _op("cast", indices, dtype=int64)
-    negative = _op("less", i, as_tensor(0, int64))
-    return _op("where", negative, _op("add", i, Tensor(limit)), i)
+    # only in-range negatives move: one out of range reaches the op as the user wrote it
+    counted_from_end = _op("logical_and", _op("less", i, as_tensor(0, int64)),
+                           _op("greater_equal", i, Tensor(-limit)))
+    return _op("where", counted_from_end, _op("add", i, Tensor(limit)), i)
 
 
 def _as_tensor(index: Index) -> Tensor:
@@ -173,6 +218,9 @@ def _classify(item: Any) -> tuple[str, Any]:
         return "mask", host
     if host.ndim == 0 and host.dtype.kind in "iu":
         return "int", int(host)
+    if host.ndim == 0:
+        raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and integer or "
+                         f"boolean arrays are valid indices, got {item!r}")
     return "array", host
 
 
@@ -247,7 +295,12 @@ def _mask_entries(mask: np.ndarray, shape: Sequence[int], axis: int) -> list[Ent
 
 def getitem(x: Tensor, key: Any) -> Tensor:
     """``x[key]`` with NumPy's semantics (see the module doc)."""
-    entries = _entries(x.shape, key)
+    with IndexErrors("getitem", x):
+        return _indexed(x, _entries(x.shape, key))
+
+
+def _indexed(x: Tensor, entries: list[Entry]) -> Tensor:
+    """``x`` indexed by a parsed key."""
     if not any(isinstance(e, _Array) for e in entries):
         sliced = _sliced(x, entries)
         shape = tuple(1 if isinstance(e, _NewAxis) else e.length
@@ -369,28 +422,30 @@ class IndexedUpdate:
     def set(self, values: Any) -> Tensor:
         """Replace the elements; where an index repeats, the last value (in row-major order
         of the index) wins."""
-        return self._scatter(values, "none")
+        return self._scatter("set", values, "none")
 
     def add(self, values: Any) -> Tensor:
         """Add to the elements; repeated indices accumulate (``np.add.at``)."""
-        return self._scatter(values, "add")
+        return self._scatter("add", values, "add")
 
     def multiply(self, values: Any) -> Tensor:
         """Multiply the elements; repeated indices multiply repeatedly."""
-        return self._scatter(values, "mul")
+        return self._scatter("multiply", values, "mul")
 
     def min(self, values: Any) -> Tensor:
         """The smaller of each element and the values landing on it."""
-        return self._scatter(values, "min")
+        return self._scatter("min", values, "min")
 
     def max(self, values: Any) -> Tensor:
         """The larger of each element and the values landing on it."""
-        return self._scatter(values, "max")
+        return self._scatter("max", values, "max")
 
-    def _scatter(self, values: Any, reduce: str) -> Tensor:
+    def _scatter(self, method: str, values: Any, reduce: str) -> Tensor:
         x = self._x
         flat_positions = _op("iota", shape=(x.size,), axis=0, dtype=int64)
-        positions = getitem(_op("reshape", flat_positions, shape=x.shape), self._key)
+        with IndexErrors(f"at[].{method}", x):
+            positions = _indexed(_op("reshape", flat_positions, shape=x.shape),
+                                 _entries(x.shape, self._key))
         updates = as_tensor(values, x.dtype)
         if updates.shape != positions.shape:
             updates = _op("broadcast_to", updates, shape=positions.shape)

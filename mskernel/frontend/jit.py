@@ -268,6 +268,7 @@ class JitFunction:
     def _lower(self, signature: _Signature) -> "Lowered":
         fn = self._function()
 
+        @functools.wraps(self._fn)  # errors about what it returns point at the user's function
         def flat(*tensors: Tensor) -> Any:
             call_args, call_kwargs = signature.arguments(tensors)
             return fn(*call_args, **call_kwargs)

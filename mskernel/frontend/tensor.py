@@ -122,7 +122,7 @@ class Tensor(TensorMethods):
 
     def _need_concrete(self, what: str) -> DeviceArray:
         if self._data is None:
-            from .source import user_location
+            from ..ir.source import user_location
 
             loc = user_location()
             raise TracedValueError(

@@ -17,6 +17,7 @@ from typing import Any, Callable, Optional, Sequence
 from ..errors import MskernelError
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Value
+from ..ir.source import return_site
 from ..ir.types import TOKEN, RefType, TensorType
 from ..runtime.state import TOKEN_VALUE, RefCell
 from .parameter import Parameter
@@ -157,7 +158,7 @@ def trace_function(fn: Callable[..., Any], types: Sequence[TensorType], name: st
         inputs = [trace.input(t) for t in types]
         result = fn(*inputs)
         leaves, treedef = flatten(result, lambda x: isinstance(x, Tensor))
-        values = [trace.value_of(as_result_tensor(leaf, name)) for leaf in leaves]
+        values = [trace.value_of(as_result_tensor(leaf, name, fn)) for leaf in leaves]
     return trace.builder.build(values), treedef, trace.captured
 
 
@@ -200,14 +201,16 @@ def trace_program(fn: Callable[..., Any], types: Sequence[TensorType], name: str
         inputs = [trace.input(t) for t in types]
         result = fn(*inputs)
         leaves, treedef = flatten(result, lambda x: isinstance(x, Tensor))
-        values = [trace.value_of(as_result_tensor(leaf, name)) for leaf in leaves]
+        values = [trace.value_of(as_result_tensor(leaf, name, fn)) for leaf in leaves]
     if trace.final_token is not None:
         values.append(trace.final_token)
     return Program(trace.builder.build(values), treedef, len(types), tuple(trace.params),
                    trace.final_token is not None)
 
 
-def as_result_tensor(leaf: Any, where: str) -> Tensor:
+def as_result_tensor(leaf: Any, where: str, fn: Callable[..., Any]) -> Tensor:
+    """``leaf``, a leaf of what the traced function ``fn`` (``@where``) returned, as a tensor;
+    the error for anything else names the return statement."""
     if isinstance(leaf, Tensor):
         return leaf
     from .functional import asarray
@@ -215,7 +218,9 @@ def as_result_tensor(leaf: Any, where: str) -> Tensor:
     try:
         return asarray(leaf)
     except (TypeError, ValueError):
+        site = return_site(fn)
         raise MskernelError(
-            f"@{where} returned a {type(leaf).__name__}; traced functions may return tensors, "
-            "numbers and tuples/lists/dicts of them"
+            f"@{where} returned a value of type {type(leaf).__name__}"
+            f"{f' {site}' if site else ''}; traced functions may return tensors, numbers and "
+            "tuples/lists/dicts of them"
         ) from None

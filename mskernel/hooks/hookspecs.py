@@ -23,10 +23,14 @@ its registration hooks are called once, in this order::
     mskernel_register_model_readers  read model file formats
     mskernel_add_cli            add mskernel sub-commands (only when the CLI runs)
 
-A hook that raises marks its plugin ``broken`` with the traceback (shown by ``mskernel plugins
-list`` and ``info``); what the plugin registered before the failure is kept, the core and the
-other plugins go on.  Each registry a hook receives is *scoped* to the calling plugin: what it
-defines is recorded as owned by the plugin's distribution.
+A plugin whose import or hook raises — any exception, ``SystemExit`` from ``sys.exit()``
+included; only a real Ctrl-C stops the program — is marked ``broken`` with the reason and its
+traceback (shown by ``mskernel plugins list``, ``info`` and ``check``).  Everything its
+registration hooks registered is then taken out again: its ops, rules, backends, passes,
+pipelines and namespaces are gone, and a core op it overrode is the core's again.  Its later
+hooks are not called; the core and the other plugins go on.  (A failing ``mskernel_add_cli``
+withdraws the plugin's commands only.)  Each registry a hook receives is *scoped* to the
+calling plugin: what it defines is recorded as owned by the plugin's distribution.
 
 Every hook is called once per plugin with keyword arguments; an implementation may accept a
 subset of the arguments listed (pluggy's rule).  Return values are ignored except where a hook

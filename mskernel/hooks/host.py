@@ -27,6 +27,7 @@ from ..ops.registry import OpRegistry, RuleRegistry
 from ..passes.registry import PassRegistry
 from ..runtime.registry import BackendRegistry
 from . import hookspecs
+from .containment import Contained
 from .discovery import Candidate, discover, disabled_names, incompatibility, is_disabled
 from .info import PluginInfo, PluginRecord
 from .markers import PROJECT
@@ -52,6 +53,9 @@ _REGISTRATION = (
     ("mskernel_register_namespaces", "namespaces", "namespaces", ("register",)),
     ("mskernel_register_model_readers", "readers", "model_readers", ("register",)),
 )
+
+#: The registries the registration hooks fill: what a failing plugin put there is taken out.
+_REGISTRIES = tuple(attr for _, _, attr, _ in _REGISTRATION)
 
 _Failure = tuple[str, str]  # (one-line reason, traceback)
 
@@ -108,21 +112,23 @@ class PluginHost:
             self.records[candidate.name] = PluginRecord(
                 **base, status="incompatible", reason=reason)
             return
-        try:
+        with Contained() as importing:
             plugin = candidate.entry_point.load()
-        except BaseException as exc:  # noqa: BLE001 - a plugin's import may raise anything
-            if isinstance(exc, (KeyboardInterrupt, SystemExit)):
-                raise
+        if importing.error is not None:
             self.records[candidate.name] = PluginRecord(
-                **base, status="broken", reason=f"import failed: {type(exc).__name__}: {exc}",
-                detail=_plugin_traceback(exc))
+                **base, status="broken", reason=f"import failed: {importing.reason}",
+                detail=_plugin_traceback(importing.error))
             return
         self.register(plugin, **base)
 
     def register(self, plugin: Any, *, name: str, distribution: str, version: str,
                  entry_point: str = "", record: bool = True) -> PluginRecord:
         """Register a plugin object (a module, or any object with hook functions) and run its
-        registration hooks.  Tests and embedding applications may call this directly."""
+        registration hooks.  Tests and embedding applications may call this directly.
+
+        When a hook fails, the plugin is ``broken`` and everything its hooks registered is
+        taken out again — ops it overrode are back as they were — and its remaining hooks are
+        not called."""
         with self._lock:
             base = dict(name=name, distribution=distribution, version=version,
                         entry_point=entry_point)
@@ -130,6 +136,7 @@ class PluginHost:
             if failure:
                 rec = PluginRecord(**base, status="broken", reason=failure[0], detail=failure[1])
                 return self._keep(rec, record)
+            before = {attr: getattr(self, attr).snapshot() for attr in _REGISTRIES}
             info, failure = self._describe(plugin)
             for hook, keyword, attr, stamped in _REGISTRATION:
                 if failure:
@@ -139,6 +146,8 @@ class PluginHost:
                     failure = self._call_tracking_rules(plugin, name, {keyword: view})
                 else:
                     failure = self._call(plugin, hook, {keyword: view})
+            if failure:
+                self._withdraw(plugin, name, before)
             rec = PluginRecord(
                 **base, kind=info.kind if info else "", provides=info.provides if info else [],
                 description=info.description if info else "",
@@ -149,7 +158,7 @@ class PluginHost:
     def _add_to_manager(self, plugin: Any, name: str) -> Optional[_Failure]:
         """Register with pluggy (which checks each hookimpl's signature against its spec) and
         refuse hook implementations no spec declares (a misspelt hook would do nothing)."""
-        try:
+        with Contained() as adding:
             self.pm.register(plugin, name=name)
             unknown = sorted(
                 caller.name for caller in self.pm.get_hookcallers(plugin) or ()
@@ -159,13 +168,22 @@ class PluginHost:
             )
             if unknown:
                 raise PluginError(f"unknown hook(s) {', '.join(unknown)}{_close_hooks(unknown)}")
-        except Exception as exc:
-            if self.pm.get_plugin(name) is plugin:
-                self.pm.unregister(name=name)
-            first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            return (f"invalid hook implementation: {type(exc).__name__}: {first_line}",
-                    _plugin_traceback(exc))
-        return None
+        exc = adding.error
+        if exc is None:
+            return None
+        if self.pm.get_plugin(name) is plugin:
+            self.pm.unregister(name=name)
+        first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        return (f"invalid hook implementation: {type(exc).__name__}: {first_line}",
+                _plugin_traceback(exc))
+
+    def _withdraw(self, plugin: Any, name: str, before: dict[str, Any]) -> None:
+        """Take out what a failing plugin registered: the registries go back to ``before``
+        (their snapshots), and its hooks are never called again."""
+        for attr, state in before.items():
+            getattr(self, attr).restore(state)
+        self._rules_by_plugin.pop(name, None)
+        self.pm.unregister(plugin)
 
     def _keep(self, rec: PluginRecord, record: bool) -> PluginRecord:
         if record:
@@ -176,14 +194,14 @@ class PluginHost:
         impl = self._impl(plugin, "mskernel_plugin_info")
         if impl is None:
             return None, None
-        try:
+        with Contained() as describing:
             info = impl()
             if not isinstance(info, PluginInfo):
                 info = PluginInfo.model_validate(info)
             return info, None
-        except Exception as exc:
-            return None, (f"mskernel_plugin_info raised {type(exc).__name__}: {exc}",
-                          _plugin_traceback(exc))
+        assert describing.error is not None  # the block returns unless the plugin raised
+        return None, (f"mskernel_plugin_info raised {describing.reason}",
+                      _plugin_traceback(describing.error))
 
     def _impl(self, plugin: Any, hook: str) -> Optional[Callable[..., Any]]:
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -196,16 +214,15 @@ class PluginHost:
         impl = self._impl(plugin, hook)
         if impl is None:
             return None
-        try:
+        with Contained() as calling:
             impl(**kwargs)
-        except Exception as exc:
-            return f"{hook} raised {type(exc).__name__}: {exc}", _plugin_traceback(exc)
-        return None
+        if calling.error is None:
+            return None
+        return f"{hook} raised {calling.reason}", _plugin_traceback(calling.error)
 
     def _call_tracking_rules(self, plugin: Any, name: str,
                              kwargs: dict[str, Any]) -> Optional[_Failure]:
-        """``mskernel_register_rules``, remembering which (kind, op) rules it set — also
-        those it set before raising."""
+        """``mskernel_register_rules``, remembering which (kind, op) rules it set."""
         if self._impl(plugin, "mskernel_register_rules") is None:
             return None
         before = self._rule_table()
@@ -249,7 +266,9 @@ class PluginHost:
 
     def commands(self) -> CommandRegistry:
         """CLI sub-commands of the loaded plugins (the hook runs only for the CLI).  A plugin
-        whose ``mskernel_add_cli`` raises becomes ``broken``; commands it added stay."""
+        whose ``mskernel_add_cli`` raises becomes ``broken`` and the commands it added are
+        taken out; what its registration hooks registered stays (the program may be using
+        it already)."""
         self.load_external()
         with self._lock:
             if self._commands is None:
@@ -259,8 +278,10 @@ class PluginHost:
                     if rec is None or rec.status != "ok":
                         continue
                     view = Scoped(self._commands, rec.distribution, ("add",))
+                    before = self._commands.snapshot()
                     failure = self._call(plugin, "mskernel_add_cli", {"commands": view})
                     if failure:
+                        self._commands.restore(before)
                         self.records[name] = rec.model_copy(update=dict(
                             status="broken", reason=failure[0], detail=failure[1]))
             return self._commands
@@ -280,14 +301,11 @@ class PluginHost:
             raise MissingPluginError(self._missing_namespace_message(name))
         target, owner = entry
         module_name, _, attribute = target.partition(":")
-        try:
+        with Contained() as loading:
             module = import_module(module_name)
             return getattr(module, attribute) if attribute else module
-        except Exception as exc:
-            raise PluginError(
-                f"mskernel.{name} (provided by {owner}) failed to load {target}: "
-                f"{type(exc).__name__}: {exc}"
-            ) from exc
+        raise PluginError(f"mskernel.{name} (provided by {owner}) failed to load {target}: "
+                          f"{loading.reason}") from loading.error
 
     def _missing_namespace_message(self, name: str) -> str:
         distribution = KNOWN_PROVIDERS.get(name, f"mskernel-{name}")

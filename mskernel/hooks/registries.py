@@ -42,6 +42,15 @@ class NamespaceRegistry:
             )
         self.modules[name] = (module, owner)
 
+    def snapshot(self) -> Any:
+        """The namespaces as they are now, for :meth:`restore`."""
+        return dict(self.modules)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`."""
+        self.modules.clear()
+        self.modules.update(state)
+
 
 def _is_core_name(name: str) -> bool:
     """Whether ``mskernel.<name>`` is an attribute or submodule of the core (not imported)."""
@@ -79,6 +88,15 @@ class CommandRegistry:
                 f"command 'mskernel {name}' is already added by {self.commands[name].owner}"
             )
         self.commands[name] = Command(name, help, configure, run, owner)
+
+    def snapshot(self) -> Any:
+        """The commands as they are now, for :meth:`restore`."""
+        return dict(self.commands)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`."""
+        self.commands.clear()
+        self.commands.update(state)
 
 
 @dataclass(frozen=True)
@@ -141,6 +159,14 @@ class ModelReaderRegistry:
     def read(self, path: Union[str, "os.PathLike[str]"]) -> Any:
         """The :class:`mskernel.ir.Model` in the file at ``path``, whatever its format."""
         return self.reader_for(path).read(os.fspath(path))
+
+    def snapshot(self) -> Any:
+        """The readers as they are now, for :meth:`restore`."""
+        return dict(self.readers)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`."""
+        self.readers = dict(state)
 
 
 class Scoped:

@@ -19,6 +19,7 @@ from typing import Any, Optional
 
 from pydantic import BaseModel, Field
 
+from .containment import Contained
 from .host import CORE, PluginHost
 from .info import PluginRecord
 
@@ -130,10 +131,8 @@ def _backend_report(host: PluginHost, name: str) -> BackendReport:
     if backend is None:
         return report.model_copy(update=dict(error=entry.error or "factory failed"))
     core_ops = [op.name for op in host.ops if op.owner == CORE]
-    try:
+    with Contained() as asking:  # a plugin's bug, shown rather than raised
         claimed = backend.capabilities()
         return report.model_copy(update=dict(
             ops_claimed=len(claimed.ops), falls_back=[op for op in core_ops if op not in claimed]))
-    except Exception as exc:  # a plugin's bug, shown rather than raised
-        return report.model_copy(update=dict(
-            error=f"capabilities() raised {type(exc).__name__}: {exc}"))
+    return report.model_copy(update=dict(error=f"capabilities() raised {asking.reason}"))

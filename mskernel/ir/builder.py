@@ -6,6 +6,9 @@ node it makes has validated attributes and inferred output types.
     y = b.op("exp", x)
     s0, s1 = b.op("split", y, axis=1, sizes=(1, 2))
     graph = b.build([s0, s1])
+
+A node made without a ``loc`` by user code (not mskernel's, not a plugin's) is located at the
+line that made it, so errors about it point there.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import Any, Optional, Sequence, Union
 
 from ..errors import OpError
 from .graph import Graph, Node, SourceLoc, Value
+from .source import caller_location
 from .types import Type
 
 
@@ -42,6 +46,8 @@ class GraphBuilder:
         **attrs: Any,
     ) -> Union[Value, tuple[Value, ...]]:
         """Append a node; return its output, or the tuple of outputs for a multi-output op."""
+        if loc is None:
+            loc = caller_location()
         node, multi = self.make_node(op, inputs, attrs, regions=regions, loc=loc)
         self.nodes.append(node)
         return node.outputs if multi else node.outputs[0]
@@ -56,6 +62,8 @@ class GraphBuilder:
         loc: Optional[SourceLoc] = None,
     ) -> tuple[Node, bool]:
         """Create (but do not append) a node with inferred output types."""
+        if loc is None:
+            loc = caller_location()
         opdef = self.registry.get(op)
         for i, v in enumerate(inputs):
             if not isinstance(v, Value):

@@ -287,6 +287,19 @@ class OpRegistry:
     def names(self) -> list[str]:
         return sorted(self._ops)
 
+    def snapshot(self) -> Any:
+        """The definitions and overrides as they are now, for :meth:`restore`."""
+        return dict(self._ops), dict(self.overrides)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`: ops defined since are gone, overridden ones are
+        back (the plugin host undoes what a failing plugin registered)."""
+        ops, overrides = state
+        self._ops.clear()
+        self._ops.update(ops)
+        self.overrides.clear()
+        self.overrides.update(overrides)
+
 
 @dataclass
 class RuleRegistry:
@@ -319,4 +332,16 @@ class RuleRegistry:
 
     def kinds(self) -> list[str]:
         return sorted(self._rules)
+
+    def snapshot(self) -> Any:
+        """The rules and their owners as they are now, for :meth:`restore`."""
+        return {kind: dict(table) for kind, table in self._rules.items()}, dict(self._owners)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`."""
+        rules, owners = state
+        self._rules.clear()
+        self._rules.update((kind, dict(table)) for kind, table in rules.items())
+        self._owners.clear()
+        self._owners.update(owners)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..errors import PluginError
 from .base import Pass
@@ -58,3 +58,15 @@ class PassRegistry:
                 f"unknown pipeline '{name}'; registered: {', '.join(sorted(self.pipelines)) or 'none'}"
             ) from None
         return [self.get(p) for p in spec.passes]
+
+    def snapshot(self) -> Any:
+        """The passes and pipelines as they are now, for :meth:`restore`."""
+        return dict(self.passes), dict(self.pipelines)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`."""
+        passes, pipelines = state
+        self.passes.clear()
+        self.passes.update(passes)
+        self.pipelines.clear()
+        self.pipelines.update(pipelines)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Callable, Optional
+from typing import Any, Callable, Optional
 
 from ..errors import BackendError
+from ..hooks.containment import Contained
 from .backend import Availability, Backend
 
 BACKENDS_ENV = "MSKERNEL_BACKENDS"
@@ -22,12 +23,13 @@ class BackendEntry:
     error: Optional[str] = None
 
     def get(self) -> Optional[Backend]:
-        """Instantiate once; a factory that raises is recorded, not propagated."""
+        """Instantiate once; a factory that raises (even ``SystemExit``) is recorded, not
+        propagated: a broken plugin must not break the core."""
         if self.instance is None and self.error is None:
-            try:
+            with Contained() as creating:
                 backend = self.factory()
-            except Exception as exc:  # a broken plugin must not break the core
-                self.error = f"factory raised {type(exc).__name__}: {exc}"
+            if creating.error is not None:
+                self.error = f"factory raised {creating.reason}"
                 return None
             backend.name = self.name
             backend.owner = self.owner
@@ -38,10 +40,10 @@ class BackendEntry:
         backend = self.get()
         if backend is None:
             return Availability(available=False, reason=self.error or "")
-        try:
+        with Contained() as probing:
             return backend.availability()
-        except Exception as exc:
-            return Availability(available=False, reason=f"availability() raised {type(exc).__name__}: {exc}")
+        return Availability(available=False,
+                            reason=f"availability() raised {probing.reason}")
 
 
 @dataclass
@@ -63,6 +65,15 @@ class BackendRegistry:
 
     def names(self) -> list[str]:
         return list(self.entries)
+
+    def snapshot(self) -> Any:
+        """The registered backends as they are now, for :meth:`restore`."""
+        return dict(self.entries)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`."""
+        self.entries.clear()
+        self.entries.update(state)
 
     def order(self) -> list[str]:
         """Backend names by preference: ``MSKERNEL_BACKENDS`` first (in its order), then the

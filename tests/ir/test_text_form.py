@@ -3,6 +3,7 @@ every sample of every core op and for hand-written graphs with regions, refs, to
 locations, odd strings and odd floats; bad text gives a ParseError saying where and what."""
 
 import math
+import re
 import struct
 
 import numpy as np
@@ -177,10 +178,15 @@ graph @main(%0: f32[2,1] "x", %1: !ref<f32[2,1]> "fc.bias", %2: !token, %3: bool
 """
 
 
+def without_builder_locations(text):
+    """``text`` less the locations GraphBuilder gave the nodes this file made without one."""
+    return re.sub(rf'  loc\("{re.escape(__file__)}":\d+\)', "", text)
+
+
 def test_printed_form_is_the_documented_one(reg):
     graph = example_graph(reg)
-    assert print_graph(graph) == EXAMPLE_TEXT
-    assert str(graph) == EXAMPLE_TEXT
+    assert without_builder_locations(print_graph(graph)) == EXAMPLE_TEXT
+    assert without_builder_locations(str(graph)) == EXAMPLE_TEXT
 
 
 def test_the_documented_example_is_real_printer_output():
@@ -216,7 +222,7 @@ def test_nested_regions_quoted_names_and_zero_output_nodes_round_trip(reg):
     assert text.startswith('graph @"graph with spaces"(')
     for piece in ('"inner then"(%', '"return"(%', '"return"(%', '"weird op/name"(%',
                   'loc("dir \\"a\\"\\\\b.py":-1)', "  test.sink() : ()\n", "\n  return\n}"):
-        assert piece in text, piece
+        assert piece in without_builder_locations(text), piece
 
 
 # -- attribute values --------------------------------------------------------------------------

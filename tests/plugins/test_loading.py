@@ -84,7 +84,7 @@ def test_plugin_backend_runs_what_it_claims_and_the_rest_falls_back(sandbox):
     b = GraphBuilder("f")
     x = b.input(tensor_type("f32", (2, 3)), name="x")
     graph = b.build([b.op("exp", b.op("demo.double", x))])
-    with pytest.warns(FallbackWarning, match="'exp' → reference"):
+    with pytest.warns(FallbackWarning, match=rf"'exp' at {__file__}:\d+ → reference"):
         compiled = compile_graph(graph, backends=["demo"])
     placement = [s.backend for s in compiled.plan.segments]
     assert placement == ["demo", "reference"]
@@ -166,7 +166,7 @@ def test_plugin_whose_import_raises_is_broken_and_the_rest_works(sandbox):
     np.testing.assert_array_equal(run_add(np.ones(3, np.float32), np.ones(3, np.float32)), 2)
 
 
-def test_hook_that_raises_marks_broken_and_keeps_what_it_registered_before(sandbox):
+def test_hook_that_raises_marks_broken_and_withdraws_what_it_registered(sandbox):
     install_plugin(sandbox, "half", """
 @hookimpl
 def mskernel_register_ops(registry):
@@ -185,8 +185,9 @@ def mskernel_register_backends(backends):
     assert rec.status == "broken"
     assert rec.reason == "mskernel_register_rules raised ValueError: bad rule table"
     assert "bad rule table" in rec.detail
-    assert host().ops.get("half.first").owner == "mskernel-half"
-    assert host().rules_registered_by("half") == [("vjp", "half.first")]
+    assert "half.first" not in host().ops
+    assert not host().rules.has("vjp", "half.first")
+    assert host().rules_registered_by("half") == []
     assert "half" not in host().backends.entries  # hooks after the failing one are not called
 
 
@@ -381,7 +382,7 @@ def mskernel_register_namespaces(namespaces):
     assert mskernel.ir.GraphBuilder is GraphBuilder
 
 
-def test_cli_hook_that_raises_marks_broken_and_keeps_earlier_commands(sandbox):
+def test_cli_hook_that_raises_marks_broken_and_withdraws_its_commands(sandbox):
     install_plugin(sandbox, "noisy", """
 @hookimpl
 def mskernel_add_cli(commands):
@@ -390,7 +391,7 @@ def mskernel_add_cli(commands):
 """)
     host().load_external()
     assert host().records["noisy"].status == "ok"  # the CLI hook runs only for the CLI
-    assert list(host().commands().commands) == ["noisy-one"]
+    assert list(host().commands().commands) == []
     rec = records()["noisy"]
     assert rec.status == "broken"
     assert "command 'mskernel plugins' is defined by the core" in rec.reason

@@ -109,3 +109,15 @@ def test_explain_reports_a_file_it_cannot_read(sandbox, tmp_path, capsys):
     assert main(["explain", str(path)]) == 1
     err = capsys.readouterr().err
     assert "mskernel explain:" in err and "not a model file of any installed format" in err
+
+
+def test_a_plugin_that_fails_after_registering_a_reader_leaves_none(sandbox):
+    failing = TOY_PLUGIN.replace(
+        'readers.register("toy", read_toy, suffixes=(".toy",))',
+        'readers.register("toy", read_toy, suffixes=(".toy",))\n'
+        '    raise RuntimeError("half-installed")')
+    sandbox.install("mskernel-toy", {"toy": "mskernel_toy.plugin"},
+                    modules={"mskernel_toy.plugin": failing})
+    record = host().record("toy")
+    assert record.status == "broken" and "half-installed" in record.reason
+    assert "toy" not in host().model_readers.readers

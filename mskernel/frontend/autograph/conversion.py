@@ -21,7 +21,7 @@ import warnings
 import weakref
 from typing import Any, Callable, TypeVar
 
-from ..source import _is_framework
+from ...ir.source import is_framework
 from .errors import ConversionError, unsupported
 from .syntax import RUNTIME, function, load
 from .transformer import FunctionConverter
@@ -106,7 +106,7 @@ def use_site() -> str:
     """`` at file:line`` of the innermost user frame when it runs converted code, else ``""``
     (a value used by the framework on the user's behalf has no meaningful line)."""
     frame = sys._getframe(1)
-    while frame is not None and _is_framework(frame.f_globals.get("__name__", "")):
+    while frame is not None and is_framework(frame.f_globals.get("__name__", "")):
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None or frame.f_code not in _converted_codes:
         return ""
@@ -144,7 +144,7 @@ def _is_user_code(fn: types.FunctionType) -> bool:
             or code.co_name == "<lambda>"
             or filename.startswith("<")
             or filename.startswith(_LIBRARY_DIRS)
-            or _is_framework(fn.__globals__.get("__name__", ""))
+            or is_framework(fn.__globals__.get("__name__", ""))
         )
         _user_code[code] = decision
     return decision

@@ -10,7 +10,7 @@ from typing import Any, Optional
 import numpy as np
 
 from ...ir.dtypes import dtype as to_dtype
-from ..indexing import index_operand
+from ..indexing import index_operand, located
 from ..tensor import Tensor, TracedValueError
 from ._core import _axis, _op, asarray, astype
 from .shape import _along
@@ -21,7 +21,7 @@ def _gather_along(op: str, x: Any, indices: Any, axis: Optional[int]) -> Tensor:
     (of the flattened ``x`` when None)."""
     t, ax = _along(x, axis)
     ax = _axis(ax, t.ndim)
-    return _op(op, t, index_operand(indices, t.shape[ax], ax), axis=ax)
+    return _op(op, t, index_operand(op, t, indices, t.shape[ax], ax), axis=ax)
 
 
 def take(x: Any, indices: Any, axis: Optional[int] = None) -> Tensor:
@@ -45,16 +45,17 @@ def gather_nd(x: Any, indices: Any) -> Tensor:
     """TensorFlow's ``gather_nd``: ``indices[..., k]`` holds tuples indexing the first ``k``
     axes of ``x``; negative components count from the end."""
     t = asarray(x)
-    return _op("gather_nd", t, _index_tuples(t, indices))
+    return _op("gather_nd", t, _index_tuples("gather_nd", t, indices))
 
 
-def _index_tuples(t: Tensor, indices: Any) -> Tensor:
+def _index_tuples(op: str, t: Tensor, indices: Any) -> Tensor:
     idx = asarray(indices)
     k = idx.shape[-1] if idx.ndim else 0
     if not 0 < k <= t.ndim:
-        raise IndexError(f"indices of shape {list(idx.shape)} must hold index tuples of length "
-                         f"1 to {t.ndim} in their last axis to index x of shape {list(t.shape)}")
-    return index_operand(idx, t.shape[:k], 0)
+        raise located(op, t, IndexError(
+            f"indices of shape {list(idx.shape)} must hold index tuples of length 1 to {t.ndim} "
+            f"in their last axis to index x of shape {list(t.shape)}"))
+    return index_operand(op, t, idx, t.shape[:k], 0)
 
 
 def scatter_nd(x: Any, indices: Any, updates: Any, reduce: str = "none") -> Tensor:
@@ -62,7 +63,7 @@ def scatter_nd(x: Any, indices: Any, updates: Any, reduce: str = "none") -> Tens
     inverse of :func:`gather_nd`); ``reduce`` in none/add/mul/max/min combines them with
     the elements they land on (``add`` accumulates duplicates, as ``np.add.at``)."""
     t = asarray(x)
-    return _op("scatter_nd", t, _index_tuples(t, indices), astype(updates, t.dtype),
+    return _op("scatter_nd", t, _index_tuples("scatter_nd", t, indices), astype(updates, t.dtype),
                reduce=reduce)
 
 
@@ -71,7 +72,8 @@ def scatter(x: Any, axis: int, indices: Any, updates: Any, reduce: str = "none")
     ``p`` with ``p[axis]`` replaced by ``indices[p]``."""
     t = asarray(x)
     ax = _axis(axis, t.ndim)
-    return _op("scatter", t, index_operand(indices, t.shape[ax], ax), astype(updates, t.dtype),
+    return _op("scatter", t, index_operand("scatter", t, indices, t.shape[ax], ax),
+               astype(updates, t.dtype),
                axis=ax, reduce=reduce)
 
 

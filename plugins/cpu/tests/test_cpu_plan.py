@@ -176,8 +176,9 @@ def test_while_over_max_iterations_is_an_error_naming_the_node(cpu, executable):
     x = b.input(I32)
     graph = b.build(list(b.op("While", x, regions=(cond, body), max_iterations=3)))
     args = [cpu.to_device(np.array(1, np.int32), I32)]
-    with pytest.raises(MskernelError, match=r"node 0 'While' of @forever: While: the loop "
-                                            r"exceeded max_iterations=3"):
+    assert graph.nodes[0].loc.file == __file__  # where the node was made
+    with pytest.raises(MskernelError, match=rf"node 0 'While' at {graph.nodes[0].loc} of "
+                                            r"@forever: While: the loop exceeded max_iterations=3"):
         executable(graph).run(args)
 
 
@@ -226,5 +227,5 @@ def test_compiling_a_node_without_a_kernel_names_it(cpu, foreign_op):
     graph = b.build([b.op(foreign_op, b.op("exp", x), axis=0)])
     with pytest.raises(TypeError, match=f"no cpu kernel for op '{foreign_op}'") as info:
         cpu.compile(graph, CompileOptions())
-    assert (f"while preparing the cpu kernel of node 1 '{foreign_op}' of @unclaimed"
-            in info.value.__notes__)
+    assert (f"while preparing the cpu kernel of node 1 '{foreign_op}' at {graph.nodes[1].loc} "
+            "of @unclaimed" in info.value.__notes__)
