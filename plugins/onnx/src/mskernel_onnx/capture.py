@@ -45,16 +45,17 @@ def capture(net: Any, inputs: Sequence[Any]) -> Captured:
                             "traces the network at them")
     jitted = net if hasattr(net, "lower") else mskernel.jit(net)
     cells = list(_cells_of(net))
-    modes = [(cell, cell.training) for cell in cells]
+    modes = [(cell, cell.training) for top in cells for _, cell in top.cells_and_names()]
     try:
         for cell in cells:
             cell.set_train(False)
         program = jitted.lower(*inputs).program
     finally:
-        for cell, training in reversed(modes):
-            cell.set_train(training)
-    names = _input_names(net, program.num_inputs)
-    graph, weights, dtypes = _freeze(program, names)
+        for cell, training in modes:
+            cell.training = training
+    names = _input_names(net, len(inputs), program.num_inputs)
+    order = [name for cell in cells for name, _ in cell.parameters_and_names()]
+    graph, weights, dtypes = _freeze(program, names, order)
     context = PassContext(registry=op_registry(), opt_level=2)
     return Captured(PassManager.from_pipeline("O2").run(graph, context).graph, weights, dtypes)
 
@@ -90,22 +91,24 @@ def _cells_of(net: Any) -> Iterator[Any]:
                 pass
 
 
-def _input_names(net: Any, count: int) -> list[str]:
-    """The traced function's parameter names for its tensor inputs, when they line up one
-    to one; ``input_<i>`` otherwise."""
+def _input_names(net: Any, given: int, count: int) -> list[str]:
+    """The names of the traced function's first parameters when the ``given`` arguments are
+    its ``count`` tensor inputs (none nested in a container); ``input_<i>`` otherwise."""
     target = getattr(net, "python_function", None) or getattr(net, "construct", None) or net
     try:
         params = [p for p in inspect.signature(target).parameters.values()
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
-    if len(params) == count:
-        return [p.name for p in params]
+    if given == count and len(params) >= count:
+        return [p.name for p in params[:count]]
     return [f"input_{i}" for i in range(count)]
 
 
-def _freeze(program: Any, names: list[str]) -> tuple[Graph, dict[str, np.ndarray],
-                                                     dict[str, str]]:
+def _freeze(program: Any, names: list[str], order: list[str]
+            ) -> tuple[Graph, dict[str, np.ndarray], dict[str, str]]:
+    """The program as a pure graph: its inputs, then one per parameter it reads (in
+    ``order``, the cells' parameter order, where a name is in it)."""
     graph: Graph = program.graph
     taken = set(names)
     inputs = [Value(v.type, name) for v, name in zip(graph.inputs, names)]
@@ -139,7 +142,9 @@ def _freeze(program: Any, names: list[str]) -> tuple[Graph, dict[str, np.ndarray
     outputs = [env.get(v, v) for v in graph.outputs
                if not isinstance(v.type, (TokenType, RefType))]
     used = {v for n in nodes for v in n.inputs} | set(outputs)
-    kept = [v for v in inputs[len(names):] if v in used]
+    rank = {name: i for i, name in reversed(list(enumerate(order)))}
+    kept = sorted((v for v in inputs[len(names):] if v in used),
+                  key=lambda v: rank.get(v.name, len(rank)))
     for v in inputs[len(names):]:
         if v not in used:
             del weights[v.name], dtypes[v.name]

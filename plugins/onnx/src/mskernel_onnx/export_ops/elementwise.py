@@ -139,11 +139,15 @@ def _atan2(ctx: Context, dt: DType, x: str, y: str) -> str:
     return ctx.op("Where", y_zero, on_axis, ctx.op("Where", y_negative, around, base))
 
 
-# Lanczos' approximation (g = 7, n = 9): relative error below 1e-15 for x >= 0.5.
-_LANCZOS_G = 7.0
-_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
-            -176.61503916999185, 12.507343278686905, -0.13857109526572012,
-            9.9843695780195716e-6, 1.5056327351493116e-7)
+# Lanczos' series as Numerical Recipes (3rd ed., gammln) gives it: g = 671/128, 14 terms,
+# within about 1e-15 of log Gamma(x) for x > 0.
+_LANCZOS_SHIFT = 5.24218750000000000
+_LANCZOS_BASE = 0.999999999999997092
+_LANCZOS = (57.1562356658629235, -59.5979603554754912, 14.1360979747417471,
+            -0.491913816097620199, .339946499848118887e-4, .465236289270485756e-4,
+            -.983744753048795646e-4, .158088703224912494e-3, -.210264441724104883e-3,
+            .217439618115212643e-3, -.164318106536763890e-3, .844182239838527433e-4,
+            -.261908384015814087e-4, .368991826595316234e-5)
 
 
 def _lgamma(ctx: Context, dt: DType, x: str) -> str:
@@ -154,15 +158,14 @@ def _lgamma(ctx: Context, dt: DType, x: str) -> str:
     half = _one(ctx, f64, 0.5)
     reflect = ctx.op("Less", x64, half)
     z = ctx.op("Where", reflect, ctx.op("Sub", _one(ctx, f64), x64), x64)  # z >= 0.5
-    zm1 = ctx.op("Sub", z, _one(ctx, f64))
-    series = _one(ctx, f64, _LANCZOS[0])
-    for k, c in enumerate(_LANCZOS[1:], start=1):
-        term = ctx.op("Div", _one(ctx, f64, c), ctx.op("Add", zm1, _one(ctx, f64, float(k))))
-        series = ctx.op("Add", series, term)
-    t = ctx.op("Add", zm1, _one(ctx, f64, _LANCZOS_G + 0.5))
-    log_gamma = ctx.op("Add", ctx.op("Add", _one(ctx, f64, 0.5 * math.log(2 * math.pi)),
-                                     ctx.op("Mul", ctx.op("Add", zm1, half), ctx.op("Log", t))),
-                       ctx.op("Sub", ctx.op("Log", series), t))
+    series = _one(ctx, f64, _LANCZOS_BASE)
+    for k, c in enumerate(_LANCZOS, start=1):
+        series = ctx.op("Add", series, ctx.op("Div", _one(ctx, f64, c),
+                                              ctx.op("Add", z, _one(ctx, f64, float(k)))))
+    t = ctx.op("Add", z, _one(ctx, f64, _LANCZOS_SHIFT))
+    head = ctx.op("Sub", ctx.op("Mul", ctx.op("Add", z, half), ctx.op("Log", t)), t)
+    scaled = ctx.op("Div", ctx.op("Mul", _one(ctx, f64, math.sqrt(2 * math.pi)), series), z)
+    log_gamma = ctx.op("Add", head, ctx.op("Log", scaled))
     # Gamma(x) Gamma(1 - x) = pi / sin(pi x)
     sin_pi_x = ctx.op("Abs", ctx.op("Sin", ctx.op("Mul", x64, _one(ctx, f64, math.pi))))
     reflected = ctx.op("Sub", ctx.op("Log", ctx.op("Div", _one(ctx, f64, math.pi), sin_pi_x)),
