@@ -1,6 +1,6 @@
 """The module named by the ``mskernel.plugins`` entry point ``onnx``: registers
-``mskernel.export`` and ``mskernel.load``.  Importing it is cheap: ``onnx`` and the converters
-are imported only when a user calls them."""
+``mskernel.export`` and ``mskernel.load`` and the ``mskernel convert`` command.  Importing it
+is cheap: ``onnx`` and the converters are imported only when a user calls them."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ API_NAMES = ("export", "load")
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(name="onnx", version=__version__, kind="library",
-                      provides=[*(f"namespace:{name}" for name in API_NAMES)],
+                      provides=[*(f"namespace:{name}" for name in API_NAMES),
+                                "command:convert"],
                       description="model export and load, ONNX import and export")
 
 
@@ -23,3 +24,11 @@ def mskernel_plugin_info() -> PluginInfo:
 def mskernel_register_namespaces(namespaces) -> None:
     for name in API_NAMES:
         namespaces.register(name, f"mskernel_onnx.api:{name}")
+
+
+@hookimpl
+def mskernel_add_cli(commands) -> None:
+    from . import cli
+
+    commands.add("convert", "convert a model file between formats (.mindir, .onnx)",
+                 cli.configure, cli.run)
