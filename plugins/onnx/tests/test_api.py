@@ -12,7 +12,7 @@ import pytest
 import mskernel
 from mskernel import nn
 from mskernel_onnx.export import ExportError
-from mskernel_sdk import FileFormatError, MskernelError, assert_close, dtype
+from mskernel_sdk import MskernelError, assert_close, dtype
 from models import ANCHORS, branchy, build, example, float32_tolerance
 from onnx_checks import run_ort
 

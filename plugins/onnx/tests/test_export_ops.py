@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 import pytest
-
 from mskernel_onnx.export import OPSETS, ExportError, to_onnx
 from mskernel_sdk import dtype, op_registry, sample_graph, samples_for, tolerance
 from onnx_checks import TALLY, OrtCache, check_against_reference, with_float32_io

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from typing import (
     Any, Callable, Iterable, Mapping, NoReturn, Optional, Protocol, Sequence, Union,
 )
@@ -510,6 +509,10 @@ class Context:
 
     def cast(self, name: str, to: Union[DType, str]) -> str:
         return self.op("Cast", name, to=element_type(to_dtype(to)))
+
+    def convert(self, name: str, src: Union[DType, str], dst: Union[DType, str]) -> str:
+        """``name`` (of dtype ``src``) as ``dst``: itself when they are one type."""
+        return name if to_dtype(src) is to_dtype(dst) else self.cast(name, dst)
 
     def region(self, graph: Graph, inputs: Sequence[str]) -> list[str]:
         """Inline a region into the graph being written (see :meth:`Scope.inline`)."""

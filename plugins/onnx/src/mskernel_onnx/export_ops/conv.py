@@ -15,6 +15,7 @@ import numpy as np
 from mskernel_sdk import DType, Node, dtype as to_dtype
 
 from ..export import Context
+from .sorting import lowest
 
 
 def onnx_pads(padding: Optional[Sequence[int]], n: int) -> list[int]:
@@ -76,37 +77,35 @@ def _window_padding(ctx: Context, kernel: Sequence[int], stride: Sequence[int],
     return result
 
 
-def _lowest(dt: DType) -> float:
-    return float("-inf") if dt.is_floating else float(np.iinfo(dt.storage).min)
+def _pool_window(node: Node) -> tuple[list[int], list[int]]:
+    """A pooling node's kernel and strides (the kernel where it gives none)."""
+    kernel = list(node.attrs["kernel"])
+    return kernel, list(node.attrs["stride"] or kernel)
 
 
 def _max_pool(ctx: Context, node: Node, x: str) -> str:
     t = ctx.in_type()
-    n = t.rank - 2
     a = node.attrs
-    kernel = list(a["kernel"])
-    stride = list(a["stride"] or kernel)
-    dilation = _ones(a["dilation"], n)
+    kernel, stride = _pool_window(node)
+    dilation = _ones(a["dilation"], t.rank - 2)
     compute = ctx.compute_type("MaxPool", t.dtype)
-    xc = ctx.cast(x, compute) if compute is not t.dtype else x
+    xc = ctx.convert(x, t.dtype, compute)
     pairs = _window_padding(ctx, kernel, stride, dilation, a["padding"])
     if any(lo or hi for lo, hi in pairs):  # explicit: ONNX limits pads to below the kernel
         pads = ctx.ints([0, 0] + [lo for lo, _ in pairs] + [0, 0] + [hi for _, hi in pairs])
-        xc = ctx.op("Pad", xc, pads, ctx.const(np.asarray(_lowest(t.dtype)), compute))
+        xc = ctx.op("Pad", xc, pads, ctx.const(lowest(t.dtype.storage), compute))
     out = ctx.op("MaxPool", xc, kernel_shape=kernel, strides=stride, dilations=dilation)
-    return ctx.cast(out, t.dtype) if compute is not t.dtype else out
+    return ctx.convert(out, compute, t.dtype)
 
 
 def _avg_pool(ctx: Context, node: Node, x: str) -> str:
     t = ctx.in_type()
     n = t.rank - 2
     a = node.attrs
-    kernel = list(a["kernel"])
-    stride = list(a["stride"] or kernel)
-    compute = ctx.compute_type("AveragePool", t.dtype)
-    if t.dtype.name in ("float16", "bfloat16"):
-        compute = to_dtype("float32")
-    xc = ctx.cast(x, compute) if compute is not t.dtype else x
+    kernel, stride = _pool_window(node)
+    compute = to_dtype("float32") if t.dtype.name in ("float16", "bfloat16") else \
+        ctx.compute_type("AveragePool", t.dtype)
+    xc = ctx.convert(x, t.dtype, compute)
     if not a["ceil_mode"]:
         out = ctx.op("AveragePool", xc, kernel_shape=kernel, strides=stride,
                      pads=onnx_pads(a["padding"], n),
@@ -118,7 +117,7 @@ def _avg_pool(ctx: Context, node: Node, x: str) -> str:
         means = ctx.op("AveragePool", padded, kernel_shape=kernel, strides=stride)
         sums = ctx.op("Mul", means, ctx.const(np.asarray(float(math.prod(kernel))), compute))
         out = ctx.op("Div", sums, ctx.const(_divisors(ctx, kernel, stride, a), compute))
-    return ctx.cast(out, t.dtype) if compute is not t.dtype else out
+    return ctx.convert(out, compute, t.dtype)
 
 
 def _divisors(ctx: Context, kernel: Sequence[int], stride: Sequence[int], a: dict) -> np.ndarray:
@@ -143,12 +142,12 @@ def _adaptive(op_type: str, mean: bool) -> Callable[..., str]:
         dt = t.dtype
         compute = to_dtype("float32") if dt.name in ("float16", "bfloat16") and mean else dt
         compute = ctx.compute_type(op_type, compute)
-        xc = ctx.cast(x, compute) if compute is not dt else x
+        xc = ctx.convert(x, dt, compute)
         shape = list(t.shape)
         for axis, out in enumerate(node.attrs["output_size"], start=2):
             xc = _adaptive_axis(ctx, xc, shape, axis, out, op_type, mean, compute)
             shape[axis] = out
-        return ctx.cast(xc, dt) if compute is not dt else xc
+        return ctx.convert(xc, compute, dt)
     return translate
 
 

@@ -154,7 +154,7 @@ def _lgamma(ctx: Context, dt: DType, x: str) -> str:
     """log|Gamma(x)|: Lanczos' series for x >= 0.5 and the reflection formula below
     (computed in float64 whatever the input type, as the reference does)."""
     f64 = to_dtype("float64")
-    x64 = ctx.cast(x, f64) if dt.name != "float64" else x
+    x64 = ctx.convert(x, dt, f64)
     half = _one(ctx, f64, 0.5)
     reflect = ctx.op("Less", x64, half)
     z = ctx.op("Where", reflect, ctx.op("Sub", _one(ctx, f64), x64), x64)  # z >= 0.5
@@ -171,7 +171,7 @@ def _lgamma(ctx: Context, dt: DType, x: str) -> str:
     reflected = ctx.op("Sub", ctx.op("Log", ctx.op("Div", _one(ctx, f64, math.pi), sin_pi_x)),
                        log_gamma)
     out = ctx.op("Where", reflect, reflected, log_gamma)
-    return ctx.cast(out, dt) if dt.name != "float64" else out
+    return ctx.convert(out, f64, dt)
 
 
 def _gelu(ctx: Context, node: Node, x: str) -> str:
@@ -266,14 +266,14 @@ def _shift(direction: str) -> Translate:
         if dt.kind == "u":
             return ctx.typed("BitShift", x, y, dt=dt, direction=direction)
         i64 = to_dtype("int64")
-        wide = [ctx.cast(v, i64) if dt is not i64 else v for v in (x, y)]
+        wide = [ctx.convert(v, dt, i64) for v in (x, y)]
         power = ctx.op("Pow", _one(ctx, i64, 2), wide[1])
         if direction == "LEFT":
             out = ctx.op("Mul", wide[0], power)
         else:
             remainder = ctx.op("Mod", wide[0], power, fmod=0)
             out = ctx.op("Div", ctx.op("Sub", wide[0], remainder), power)
-        return ctx.cast(out, dt) if dt is not i64 else out
+        return ctx.convert(out, i64, dt)
 
     return translate
 
@@ -296,7 +296,6 @@ def _is(op_type: str) -> Translate:
 
 
 def _isfinite(ctx: Context, node: Node, x: str) -> str:
-    dt = _real_only(ctx)
     bad = ctx.op("Or", _is("IsNaN")(ctx, node, x), _is("IsInf")(ctx, node, x))
     return ctx.op("Not", bad)
 

@@ -35,7 +35,7 @@ def _widened(ctx: Context, names: tuple[str, ...], dt: DType) -> tuple[DType, li
 
 
 def _rounded(ctx: Context, names: list[str], compute: DType, dt: DType) -> list[str]:
-    return [ctx.cast(n, dt) if compute is not dt else n for n in names]
+    return [ctx.convert(n, compute, dt) for n in names]
 
 
 def _per_channel(ctx: Context, v: str, rank: int) -> str:

@@ -76,16 +76,16 @@ def _spread(root: bool) -> Callable[..., str]:
         axes = reduction_axes(ctx, node.attrs["axes"], t.rank)
         dt = t.dtype
         compute = to_dtype("float32") if dt.name in ("float16", "bfloat16") else dt
-        xc = ctx.cast(x, compute) if compute is not dt else x
+        xc = ctx.convert(x, dt, compute)
         if not axes:  # the variance of each element alone
-            mean, var = xc, ctx.op("Div", ctx.op("Sub", xc, xc), ctx.const(
+            var = ctx.op("Div", ctx.op("Sub", xc, xc), ctx.const(
                 np.asarray(float(max(1 - node.attrs["correction"], 0))), compute))
         else:
-            mean, var = moments(ctx, xc, axes, t.shape, compute, node.attrs["correction"])
+            _, var = moments(ctx, xc, axes, t.shape, compute, node.attrs["correction"])
             if not node.attrs["keepdims"]:
                 var = ctx.op("Squeeze", var, ctx.ints(axes))
         out = ctx.typed("Sqrt", var, dt=compute) if root else var
-        return ctx.cast(out, dt) if compute is not dt else out
+        return ctx.convert(out, compute, dt)
     return translate
 
 

@@ -86,7 +86,7 @@ def _masked_scan(op_type: str, identity: Callable[[np.dtype], float]) -> Callabl
         compute = to_dtype("uint8") if dt.is_bool else \
             to_dtype("float32") if dt.name in ("float16", "bfloat16") else \
             ctx.compute_type(op_type, dt)
-        xc = ctx.cast(x, compute) if compute is not dt else x
+        xc = ctx.convert(x, dt, compute)
         lines = ctx.op("Unsqueeze", xc, ctx.ints([axis]))
         fill = ctx.const(np.asarray(identity(compute.storage)), compute)
         masked = ctx.op("Where", ctx.const(keep, "bool"), lines, fill)
@@ -96,21 +96,23 @@ def _masked_scan(op_type: str, identity: Callable[[np.dtype], float]) -> Callabl
             nan_so_far = ctx.op("Greater", ctx.op("CumSum", seen, ctx.scalar_int(axis)),
                                 ctx.const(np.zeros((), np.int64), "int64"))
             out = ctx.op("Where", nan_so_far, ctx.const(np.asarray(np.nan), compute), out)
-        return ctx.cast(out, dt) if compute is not dt else out
+        return ctx.convert(out, compute, dt)
 
     return translate
 
 
-def _lowest(dt: np.dtype) -> np.ndarray:
+def lowest(dt: np.dtype) -> np.ndarray:
+    """The smallest value of NumPy dtype ``dt`` (-inf for floats)."""
     return np.asarray(-np.inf if dt.kind == "f" else np.iinfo(dt).min, dt)
 
 
-def _highest(dt: np.dtype) -> np.ndarray:
+def highest(dt: np.dtype) -> np.ndarray:
+    """The largest value of NumPy dtype ``dt`` (inf for floats)."""
     return np.asarray(np.inf if dt.kind == "f" else np.iinfo(dt).max, dt)
 
 
 TRANSLATORS = {
     "sort": _sort(True), "argsort": _sort(False), "topk": _topk, "cumsum": _cumsum,
     "cumprod": _masked_scan("ReduceProd", lambda dt: np.ones((), dt)),
-    "cummax": _masked_scan("ReduceMax", _lowest), "cummin": _masked_scan("ReduceMin", _highest),
+    "cummax": _masked_scan("ReduceMax", lowest), "cummin": _masked_scan("ReduceMin", highest),
 }
