@@ -90,7 +90,7 @@ def mskernel_register_rules(rules: "RuleRegistry") -> None:
 
     ``kind`` is an open string agreed between the plugin that reads the rule and those that
     provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"``, a parallel plugin reads
-    ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
+    ``"sharding"``, mskernel-onnx reads ``"onnx_export"`` (how to write the op as ONNX).  A plugin may attach rules to ops it does not own (autodiff attaches the
     core ops' derivatives) and to its own ops for a transform it does not implement.
     """
 
