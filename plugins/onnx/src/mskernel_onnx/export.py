@@ -466,10 +466,6 @@ class Context:
         raise ExportError(f"ONNX export (opset {self.opset}): op '{self.node.op}'"
                           f"{self.node.where()} ({types}): {reason}")
 
-    def need_opset(self, minimum: int, what: str) -> None:
-        if self.opset < minimum:
-            self.fail(f"{what} needs ONNX opset {minimum} or later")
-
     # -- types -------------------------------------------------------------------------------
 
     def in_type(self, i: int = 0) -> TensorType:
@@ -537,13 +533,16 @@ class Context:
         onnx_name = _ONNX_TYPE_NAMES[dt.name]
         return all(onnx_name in _allowed_types(op_type, self.opset, p) for p in params)
 
-    def compute_type(self, op_type: str, dt: DType, params: Sequence[str] = ("T",)) -> DType:
-        """``dt`` if ``op_type`` takes it, else the nearest wider type it takes."""
+    def compute_type(self, op_type: Union[str, Sequence[str]], dt: DType,
+                     params: Sequence[str] = ("T",)) -> DType:
+        """``dt`` if ``op_type`` (each of several) takes it, else the nearest wider type
+        they take."""
+        op_types = [op_type] if isinstance(op_type, str) else list(op_type)
         for candidate in (dt.name, *_WIDER.get(dt.name, ())):
-            if self.accepts(op_type, to_dtype(candidate), params):
+            if all(self.accepts(op, to_dtype(candidate), params) for op in op_types):
                 return to_dtype(candidate)
-        self.fail(f"ONNX {op_type} (opset {self.opset}) takes no {dt} tensors, nor a wider "
-                  "type that holds them")
+        self.fail(f"ONNX {', '.join(op_types)} (opset {self.opset}) take no {dt} tensors, nor "
+                  "a wider type that holds them")
 
     def typed(self, op_type: str, *inputs: str, dt: DType, result: Optional[DType] = None,
               outputs: int = 1, params: Sequence[str] = ("T",),

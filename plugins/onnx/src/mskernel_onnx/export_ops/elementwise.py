@@ -13,6 +13,7 @@ import numpy as np
 from mskernel_sdk import DType, Node, dtype as to_dtype
 
 from ..export import Context
+from .reduction import reduce as reduce_axes
 
 Translate = Callable[..., object]
 
@@ -46,16 +47,55 @@ def binary(op_type: str, *, result: str = "same") -> Translate:
 
 
 def _logical(bool_op: str, bitwise_op: str) -> Translate:
-    """``bool_op`` on bool tensors, ``bitwise_op`` (opset 18) on integers."""
+    """``bool_op`` on bool tensors, ``bitwise_op`` on integers (opset 18; before, bit by bit:
+    see :func:`_by_bits`)."""
 
     def translate(ctx: Context, node: Node, *xs: str) -> str:
         dt = ctx.in_type(0).dtype
         if dt.is_bool:
             return ctx.op(bool_op, *xs)
-        ctx.need_opset(18, f"ONNX {bitwise_op} on integers")
+        if ctx.opset < 18:
+            return _by_bits(ctx, bitwise_op, dt, *xs)
         return ctx.typed(bitwise_op, *xs, dt=dt)
 
     return translate
+
+
+_UNSIGNED = {1: "uint8", 2: "uint16", 4: "uint32", 8: "uint64"}
+
+
+def _by_bits(ctx: Context, bitwise_op: str, dt: DType, *xs: str) -> str:
+    """A bitwise op before ONNX had them: each operand's two's complement bits as a new last
+    axis of 0s and 1s (shifts of the unsigned type of its width), combined, and summed back
+    with their weights, 32 bits at a time (sums that stay exact however a runtime adds)."""
+    width = 8 * dt.itemsize
+    u64, i64 = to_dtype("uint64"), to_dtype("int64")
+    shifts = ctx.const(np.arange(width, dtype=np.uint64), u64)
+    bits = []
+    for x in xs:
+        unsigned = ctx.convert(ctx.convert(x, dt, _UNSIGNED[dt.itemsize]),
+                               _UNSIGNED[dt.itemsize], u64)
+        lines = ctx.op("BitShift", ctx.op("Unsqueeze", unsigned, ctx.ints([-1])), shifts,
+                       direction="RIGHT")
+        bits.append(ctx.cast(ctx.op("Mod", lines, ctx.const(np.asarray(2), u64), fmod=0), i64))
+    if bitwise_op == "BitwiseNot":
+        combined = ctx.op("Sub", ctx.const(np.asarray(1), i64), bits[0])
+    elif bitwise_op == "BitwiseAnd":
+        combined = ctx.op("Mul", *bits)
+    elif bitwise_op == "BitwiseOr":
+        combined = ctx.op("Max", *bits)
+    else:
+        combined = ctx.op("Mod", ctx.op("Add", *bits), ctx.const(np.asarray(2), i64), fmod=0)
+    total = ""
+    for low in range(0, width, 32):
+        part = ctx.op("Slice", combined, ctx.ints([low]), ctx.ints([low + 32]), ctx.ints([-1]))
+        weights = ctx.const(2 ** np.arange(min(32, width - low), dtype=np.int64), i64)
+        value = ctx.cast(reduce_axes(ctx, "ReduceSum", ctx.op("Mul", part, weights), [-1],
+                                     False, i64), u64)
+        if low:
+            value = ctx.op("BitShift", value, ctx.const(np.asarray(low), u64), direction="LEFT")
+        total = ctx.op("Add", total, value) if total else value
+    return ctx.convert(total, u64, dt)
 
 
 def _composite(build: Callable[..., str], *, widen: bool = True) -> Translate:
@@ -312,11 +352,7 @@ def _imag(ctx: Context, node: Node, x: str) -> str:
 
 
 def _bitwise_not(ctx: Context, node: Node, x: str) -> str:
-    dt = ctx.in_type(0).dtype
-    if dt.is_bool:
-        return ctx.op("Not", x)
-    ctx.need_opset(18, "ONNX BitwiseNot on integers")
-    return ctx.typed("BitwiseNot", x, dt=dt)
+    return _logical("Not", "BitwiseNot")(ctx, node, x)
 
 
 def _where(ctx: Context, node: Node, cond: str, x: str, y: str) -> str:
