@@ -12,7 +12,8 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
   :func:`op_registry`, :func:`rule_registry`, :data:`SAMPLES_RULE`;
 - the IR: :class:`Graph`, :class:`Node`, :class:`Value`, :class:`GraphBuilder`,
   :class:`TensorType`, :class:`RefType`, :class:`TokenType`, :func:`tensor_type`,
-  :class:`DType`, :func:`dtype`, :func:`as_storage`;
+  :class:`DType`, :func:`dtype`, :func:`as_storage`, and :class:`OpLookup`/:class:`OpSchema`
+  (how it finds op definitions);
 - tensors: :class:`Tensor`, :class:`Parameter`, :func:`apply` (apply an op to tensors,
   traced or eager), pytrees :func:`tree_flatten` and :func:`tree_unflatten`;
 - files: :func:`save_model`, :func:`load_model` and :class:`Model` (the core's model file:
@@ -24,6 +25,8 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
   :class:`PassResult`, :class:`PassManager`, :class:`Patterns`, :class:`PatternPass`,
   :func:`make_node`;
+- higher-order functions (a transform, a combinator): :func:`user_callables` declares the
+  parameters that take user functions, which then run converted under ``@jit`` too;
 - test helpers: :func:`register_plugin`, :class:`OpSample`, :func:`samples_for`,
   :func:`sample_graph`, :func:`random_array`, :func:`assert_close`, :func:`tolerance`,
   :func:`run_reference`, and :class:`VJPBuilder` (what an autodiff plugin gives the
@@ -32,19 +35,20 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 
 from mskernel import PLUGIN_API_VERSION
 from mskernel.errors import FileFormatError, InferError, MskernelError, PluginError
+from mskernel.frontend.autograph import user_callables
 from mskernel.frontend.dispatch import apply
 from mskernel.frontend.parameter import Parameter
 from mskernel.frontend.pytree import flatten as tree_flatten, unflatten as tree_unflatten
 from mskernel.frontend.tensor import Tensor
 from mskernel.hooks import PluginInfo, hookimpl
 from mskernel.ir import (
-    DType, Graph, GraphBuilder, Node, RefType, TensorType, TokenType, Value, dtype, tensor_type,
+    DType, Graph, GraphBuilder, Node, OpLookup, OpSchema, RefType, TensorType, TokenType, Value,
+    dtype, tensor_type,
 )
 from mskernel.ir.atomic import write_atomically
 from mskernel.ir.dtypes import as_storage
 from mskernel.ir.fileformat import Model, load_model, save_model
-from mskernel.ops import Attr, OpDef, rule_registry
-from mskernel.ops import registry as op_registry
+from mskernel.ops import Attr, OpDef, op_registry, rule_registry
 from mskernel.passes import (
     Pass, PassContext, PassManager, PassResult, PatternPass, Patterns, make_node,
 )
@@ -65,12 +69,12 @@ __version__ = "0.1.0"
 __all__ = [
     "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
     "Executable", "FileFormatError", "Graph", "GraphBuilder", "InferError", "Model",
-    "MskernelError", "Node", "OpDef", "OpSample", "OpSupport", "PLUGIN_API_VERSION", "Parameter",
-    "Pass", "PassContext", "PassManager", "PassResult", "PatternPass", "Patterns", "PluginError",
-    "PluginInfo", "RefCell", "RefType", "SAMPLES_RULE", "TOKEN_VALUE", "Tensor", "TensorType",
-    "TokenType", "VJPBuilder", "Value", "apply", "as_storage", "assert_close", "compile_graph",
-    "core_requirement", "dtype", "hookimpl", "load_model", "make_node", "op_registry",
-    "random_array", "read_model", "register_plugin", "rule_registry", "run_reference",
-    "sample_graph", "samples_for", "save_model", "tensor_type", "tolerance", "tree_flatten",
-    "tree_unflatten", "write_atomically",
+    "MskernelError", "Node", "OpDef", "OpLookup", "OpSample", "OpSchema", "OpSupport",
+    "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext", "PassManager", "PassResult",
+    "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell", "RefType", "SAMPLES_RULE",
+    "TOKEN_VALUE", "Tensor", "TensorType", "TokenType", "VJPBuilder", "Value", "apply",
+    "as_storage", "assert_close", "compile_graph", "core_requirement", "dtype", "hookimpl",
+    "load_model", "make_node", "op_registry", "random_array", "read_model", "register_plugin",
+    "rule_registry", "run_reference", "sample_graph", "samples_for", "save_model", "tensor_type",
+    "tolerance", "tree_flatten", "tree_unflatten", "user_callables", "write_atomically",
 ]
