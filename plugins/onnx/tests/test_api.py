@@ -150,6 +150,12 @@ def test_external_data_past_the_threshold(rng, tmp_path):
     weight_bytes = sum(a.nbytes for a in captured.weights.values())
     assert data.stat().st_size >= weight_bytes > path.stat().st_size
     check_onnx(path)
+    assert all(t.raw_data and t.data_location == onnx.TensorProto.DEFAULT
+               for t in model.graph.initializer)  # the model given is left as it was
+    stored = onnx.load(str(path), load_external_data=False)
+    offsets = [int(e.value) for t in stored.graph.initializer for e in t.external_data
+               if e.key == "offset"]
+    assert len(offsets) == len(model.graph.initializer) and all(o % 64 == 0 for o in offsets)
     loaded = onnx.load(str(path))  # reads the data file beside it
     (got,) = run_ort(loaded, [x])
     expected = net(mskernel.Tensor(x)).numpy()

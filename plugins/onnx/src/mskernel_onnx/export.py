@@ -128,44 +128,45 @@ def save_onnx(model: onnx.ModelProto, path: Union[str, os.PathLike], *,
               external_data_threshold: int = EXTERNAL_DATA_THRESHOLD) -> None:
     """Write ``model`` to ``path`` atomically.  When its initializers hold more than
     ``external_data_threshold`` bytes they go to ``<path>.data`` beside it (ONNX's external
-    data, all tensors in one file), written before the model that names it."""
+    data: one file, each tensor at a 64-byte aligned offset), written before the model that
+    names it.  ``model`` is left as it was given."""
     path = os.fspath(path)
-    if _initializer_bytes(model.graph) <= external_data_threshold:
+    tensors = list(model.graph.initializer)
+    if sum(len(t.raw_data) for t in tensors) <= external_data_threshold:
         write_atomically(path, [model.SerializeToString()])
         return
     location = os.path.basename(path) + ".data"
-    model = _with_external_data(model, location)
-    data = [bytes(t.raw_data) for t in _external_tensors(model)]
-    write_atomically(os.path.join(os.path.dirname(os.path.abspath(path)), location), data)
-    for tensor in _external_tensors(model):
-        tensor.ClearField("raw_data")
-    write_atomically(path, [model.SerializeToString()])
-
-
-def _initializer_bytes(graph: onnx.GraphProto) -> int:
-    return sum(len(t.raw_data) for t in graph.initializer)
-
-
-def _with_external_data(model: onnx.ModelProto, location: str) -> onnx.ModelProto:
-    """A copy of ``model`` whose initializers are marked as stored in ``location``, one after
-    another (their bytes still attached, to be written by the caller)."""
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
+    contents = [t.raw_data for t in tensors]
+    chunks: list[bytes] = []
     offset = 0
-    for tensor in out.graph.initializer:
-        size = len(tensor.raw_data)
-        del tensor.external_data[:]
-        for key, value in (("location", location), ("offset", str(offset)),
-                           ("length", str(size))):
-            entry = tensor.external_data.add()
-            entry.key, entry.value = key, value
-        tensor.data_location = TensorProto.EXTERNAL
-        offset += size
-    return out
+    try:
+        for tensor, data in zip(tensors, contents):
+            padding = -offset % _ALIGNMENT
+            chunks += [bytes(padding), data]
+            offset += padding
+            _point_to(tensor, location, offset, len(data))
+            offset += len(data)
+        write_atomically(os.path.join(os.path.dirname(os.path.abspath(path)), location), chunks)
+        write_atomically(path, [model.SerializeToString()])
+    finally:
+        for tensor, data in zip(tensors, contents):
+            tensor.raw_data = data
+            del tensor.external_data[:]
+            tensor.data_location = TensorProto.DEFAULT
 
 
-def _external_tensors(model: onnx.ModelProto) -> list[TensorProto]:
-    return [t for t in model.graph.initializer if t.data_location == TensorProto.EXTERNAL]
+_ALIGNMENT = 64
+
+
+def _point_to(tensor: TensorProto, location: str, offset: int, length: int) -> None:
+    """Mark ``tensor`` as stored at ``offset`` in the external data file ``location``."""
+    tensor.ClearField("raw_data")
+    del tensor.external_data[:]
+    for key, value in (("location", location), ("offset", str(offset)),
+                       ("length", str(length))):
+        entry = tensor.external_data.add()
+        entry.key, entry.value = key, value
+    tensor.data_location = TensorProto.EXTERNAL
 
 
 def _used_values(graph: Graph) -> set[Value]:
@@ -229,6 +230,9 @@ class _Exporter:
         self.initializers: list[TensorProto] = []
         self._constants: dict[tuple, str] = {}
         self._registry_rules = rule_registry()
+        from .export_ops import TRANSLATORS
+
+        self._translators: dict[str, Translator] = TRANSLATORS
 
     def main_graph(self, graph: Graph, weights: dict[str, Any],
                    weight_dtypes: dict[str, Any]) -> onnx.GraphProto:
@@ -269,9 +273,7 @@ class _Exporter:
         return name
 
     def translator(self, node: Node) -> Optional[Translator]:
-        from .export_ops import TRANSLATORS
-
-        found = TRANSLATORS.get(node.op)
+        found = self._translators.get(node.op)
         if found is None:
             found = self._registry_rules.get(ONNX_EXPORT_RULE, node.op)
         return found
