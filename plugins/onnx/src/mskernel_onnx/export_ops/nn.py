@@ -76,12 +76,13 @@ def _layer_norm(ctx: Context, node: Node, x: str, scale: str, bias: str) -> list
     axis = node.attrs["axis"] % t.rank
     eps = node.attrs["eps"]
     if ctx.opset >= 17 and t.dtype.name != "float64":  # its statistics are float32 at most
+        if not (ctx.used(1) or ctx.used(2)):
+            y = ctx.op("LayerNormalization", x, scale, bias, axis=axis, epsilon=eps,
+                       stash_type=1)
+            return [y, "", ""]  # nothing reads the statistics
         y, mean, rstd = ctx.op("LayerNormalization", x, scale, bias, outputs=3, axis=axis,
                                epsilon=eps, stash_type=1)
-        if t.dtype.name == "float32":
-            return [y, mean, rstd]
-        return [y, *(ctx.cast(s, t.dtype) if ctx.used(i) else ""
-                     for i, s in enumerate((mean, rstd), start=1))]
+        return [y, *(ctx.convert(stat, "float32", t.dtype) for stat in (mean, rstd))]
     compute, (xc, sc, bc) = _widened(ctx, (x, scale, bias), t.dtype)
     normed, mean, rstd = _normalized(ctx, xc, list(range(axis, t.rank)), t.shape, eps, compute)
     y = ctx.op("Add", ctx.op("Mul", normed, sc), bc)
