@@ -329,7 +329,8 @@ KNOWN_PROVIDERS = {
         "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "stop_gradient",
         "custom_vjp", "custom_jvp", "GradOperation")
 } | {"train": "mskernel-nn", "dataset": "mskernel-data", "save_checkpoint": "mskernel-nn",
-     "load_checkpoint": "mskernel-nn", "load_param_into_net": "mskernel-nn"}
+     "load_checkpoint": "mskernel-nn", "load_param_into_net": "mskernel-nn",
+     "export": "mskernel-onnx", "load": "mskernel-onnx"}
 
 
 def _plugin_traceback(exc: BaseException) -> str:
