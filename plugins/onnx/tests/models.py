@@ -1,6 +1,7 @@
 """The models every export is checked on: the anchor workloads (LeNet-5, the MLP,
 resnet_small, the transformer encoder layer, from ``benchmarks/workloads``) at small batch
-sizes, and a jitted function with a tensor-dependent ``if`` and ``while``."""
+sizes, a jitted function with a tensor-dependent ``if`` and ``while``, and a cell whose
+branches and loop read its parameters."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any, Callable
 import numpy as np
 
 import mskernel
+from mskernel import nn
 from workloads import mskernel_models as anchors
 from workloads.spec import D_FF
 
@@ -53,3 +55,25 @@ def branchy(x, n):
         y = y * 0.5 + x
         i += 1
     return y, i
+
+
+class Gate(nn.Cell):
+    """Parameters read inside a tensor-dependent ``if`` and a ``while``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        mskernel.random.set_seed(0)
+        self.fc = nn.Dense(4, 4)
+        self.scale = mskernel.Parameter(np.full(4, 2.0, np.float32), name="scale")
+
+    def construct(self, x: Any) -> Any:
+        y = self.fc(x)
+        if y.sum() > 0:
+            y = y * self.scale
+        else:
+            y = y - self.scale
+        k = 0
+        while k < 3:
+            y = y + self.fc(y) * 0.1
+            k += 1
+        return y

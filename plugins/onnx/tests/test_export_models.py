@@ -12,7 +12,7 @@ import mskernel
 from mskernel_onnx.capture import capture
 from mskernel_onnx.export import DEFAULT_OPSET, OPSETS, check_onnx, to_onnx
 from mskernel_sdk import assert_close, dtype
-from models import ANCHORS, branchy, build, example, float32_tolerance
+from models import ANCHORS, Gate, branchy, build, example, float32_tolerance
 from onnx_checks import run_ort
 
 
@@ -65,3 +65,17 @@ def test_if_and_while_become_if_and_loop(opset, rng):
         expected = branchy(*(mskernel.Tensor(a) for a in arguments))
         for g, e in zip(got, expected):
             assert_close(g, e.numpy(), dtype(str(g.dtype)), what=f"x sign {sign}, n={trips}")
+
+
+@pytest.mark.parametrize("opset", [13, 18, 23])
+def test_parameters_read_in_branches_and_loops_become_initializers(opset, rng):
+    net = Gate()
+    for sign in (1, -1):
+        x = (sign * np.abs(rng.standard_normal((2, 4)))).astype(np.float32)
+        captured = capture(net, [mskernel.Tensor(x)])
+        model = to_onnx(captured.graph, captured.weights, opset=opset)
+        check_onnx(model)
+        assert {"scale", "fc.weight", "fc.bias"} <= {t.name for t in model.graph.initializer}
+        (got,) = run_ort(model, [x])
+        assert_close(got, net(mskernel.Tensor(x)).numpy(), dtype("float32"), rtol=1e-6,
+                     atol=1e-6)
