@@ -57,7 +57,17 @@ def capture(net: Any, inputs: Sequence[Any]) -> Captured:
     order = [name for cell in cells for name, _ in cell.parameters_and_names()]
     graph, weights, dtypes = _freeze(program, names, order)
     context = PassContext(registry=op_registry(), opt_level=2)
-    return Captured(PassManager.from_pipeline("O2").run(graph, context).graph, weights, dtypes)
+    optimized = PassManager.from_pipeline("O2").run(graph, context).graph
+    named = Graph(optimized.inputs, optimized.nodes, optimized.outputs, _graph_name(net))
+    return Captured(named, weights, dtypes)
+
+
+def _graph_name(net: Any) -> str:
+    """A cell's class name, else the function's name."""
+    if hasattr(net, "cells_and_names"):
+        return type(net).__name__
+    target = getattr(net, "python_function", net)
+    return str(getattr(target, "__name__", type(net).__name__))
 
 
 def _is_input(x: Any) -> bool:
