@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from typing import (
     Any, Callable, Iterable, Mapping, NoReturn, Optional, Protocol, Sequence, Union,
 )
@@ -118,10 +119,20 @@ def to_onnx(graph: Graph, weights: Optional[Mapping[str, Any]] = None, *,
 
 
 def check_onnx(model: Union[onnx.ModelProto, str, os.PathLike]) -> None:
-    """ONNX's own checks: the checker with full (strict) shape inference.  A model past
+    """ONNX's own checks: the checker with full shape inference, then shape inference in
+    strict mode with data propagation (which also checks every recorded type).  A model past
     2 GiB must be given by path."""
-    onnx.checker.check_model(model if isinstance(model, onnx.ModelProto) else os.fspath(model),
-                             full_check=True)
+    if isinstance(model, onnx.ModelProto):
+        onnx.checker.check_model(model, full_check=True)
+        onnx.shape_inference.infer_shapes(model, check_type=True, strict_mode=True,
+                                          data_prop=True)
+        return
+    path = os.fspath(model)
+    onnx.checker.check_model(path, full_check=True)
+    with tempfile.TemporaryDirectory() as scratch:
+        onnx.shape_inference.infer_shapes_path(path, os.path.join(scratch, "inferred.onnx"),
+                                               check_type=True, strict_mode=True,
+                                               data_prop=True)
 
 
 def save_onnx(model: onnx.ModelProto, path: Union[str, os.PathLike], *,
