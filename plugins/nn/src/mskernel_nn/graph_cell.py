@@ -7,6 +7,8 @@
 The graph's inputs are the call's tensors followed by its weights; each weight becomes a
 :class:`~mskernel.Parameter` of the cell under the name it has in the file
 (``"fc1.weight"``), so the cell can be fine-tuned, checkpointed and compiled like any other.
+A model file does not say which weights were trainable: all are (freeze one with
+``param.requires_grad = False``, a batch norm's moving statistics say).
 ``construct`` applies the graph's ops one by one through the frontend, so the cell runs
 eagerly on the current device, is traced whole under ``mskernel.jit`` and is differentiated
 by autodiff.
