@@ -247,7 +247,7 @@ class _Exporter:
 
     def main_graph(self, graph: Graph, weights: dict[str, Any],
                    weight_dtypes: dict[str, Any]) -> onnx.GraphProto:
-        scope = Scope(self, graph.name)
+        scope = Scope(self)
         inputs: list[onnx.ValueInfoProto] = []
         for i, value in enumerate(graph.inputs):
             if not isinstance(value.type, TensorType):
@@ -294,13 +294,11 @@ class Scope:
     """One ONNX graph being written (the main graph or a subgraph): its nodes, the ONNX name
     of each IR value visible in it, and the types recorded for strict shape inference."""
 
-    def __init__(self, exporter: _Exporter, name: str, parent: Optional["Scope"] = None) -> None:
+    def __init__(self, exporter: _Exporter, parent: Optional["Scope"] = None) -> None:
         self.exporter = exporter
-        self.name = name
         self.parent = parent
         self.nodes: list[onnx.NodeProto] = []
         self.env: dict[Value, str] = {}
-        self.types: dict[str, TensorType] = {}
         self.value_infos: list[onnx.ValueInfoProto] = []
         self.preferred: dict[Value, str] = {}
         #: names produced by this scope's nodes, and those of them given to IR values
@@ -309,8 +307,6 @@ class Scope:
 
     def bind(self, value: Value, name: str) -> None:
         self.env[value] = name
-        if isinstance(value.type, TensorType):
-            self.types.setdefault(name, value.type)
 
     def lookup(self, value: Value) -> str:
         scope: Optional[Scope] = self
@@ -319,14 +315,6 @@ class Scope:
                 return scope.env[value]
             scope = scope.parent
         raise ExportError(f"ONNX export: value {value} is used before it is defined")
-
-    def type_of(self, name: str) -> Optional[TensorType]:
-        scope: Optional[Scope] = self
-        while scope is not None:
-            if name in scope.types:
-                return scope.types[name]
-            scope = scope.parent
-        return None
 
     def bind_all(self, values: Sequence[Value], names: Sequence[str]) -> None:
         for value, name in zip(values, names):
@@ -532,7 +520,7 @@ class Context:
                  ) -> onnx.GraphProto:
         """An ONNX subgraph (an ``If`` branch, a ``Loop`` body): ``build(scope)`` fills a
         scope nested in this one and returns its (inputs, outputs)."""
-        scope = Scope(self.scope.exporter, name, parent=self.scope)
+        scope = Scope(self.scope.exporter, parent=self.scope)
         inputs, outputs = build(scope)
         return helper.make_graph(scope.nodes, self.scope.exporter.names.fresh(name), inputs,
                                  outputs, value_info=scope.intermediate_infos(outputs))
