@@ -228,7 +228,8 @@ class _Names:
 
 
 def _valid_name(name: Optional[str]) -> bool:
-    return bool(name) and name.isprintable() and not any(c.isspace() for c in name)
+    return name is not None and name != "" and name.isprintable() \
+        and not any(c.isspace() for c in name)
 
 
 class _Exporter:

@@ -15,7 +15,7 @@ from mskernel_sdk import DType, Node, dtype as to_dtype
 from ..export import Context
 from .reduction import reduce as reduce_axes
 
-Translate = Callable[..., object]
+Translate = Callable[..., str]
 
 
 def _real_only(ctx: Context) -> DType:

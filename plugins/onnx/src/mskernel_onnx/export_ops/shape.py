@@ -26,14 +26,13 @@ def _full(ctx: Context, node: Node) -> str:
 def _iota(ctx: Context, node: Node) -> str:
     t = ctx.out_type()
     axis = node.attrs["axis"] % len(t.shape)
+    column = tuple(-1 if i == axis else 1 for i in range(t.rank))
     if t.dtype.is_complex:  # no ONNX op makes complex numbers: the values themselves
-        line = np.arange(t.shape[axis]).reshape([-1 if i == axis else 1 for i in range(t.rank)])
-        return ctx.const(np.broadcast_to(line, t.shape), t.dtype)
+        values = np.broadcast_to(np.arange(t.shape[axis]).reshape(column), t.shape)
+        return ctx.const(values, t.dtype)
     line = ctx.op("Range", ctx.scalar_int(0), ctx.scalar_int(t.shape[axis]), ctx.scalar_int(1))
-    if t.dtype.name != "int64":
-        line = ctx.cast(line, t.dtype)
-    column = [-1 if i == axis else 1 for i in range(len(t.shape))]
-    return ctx.op("Expand", reshape(ctx, line, tuple(column)), ctx.ints(t.shape))
+    line = ctx.convert(line, "int64", t.dtype)
+    return ctx.op("Expand", reshape(ctx, line, column), ctx.ints(t.shape))
 
 
 def _reshape(ctx: Context, node: Node, x: str) -> str:

@@ -64,7 +64,8 @@ def _cumsum(ctx: Context, node: Node, x: str) -> str:
                      exclusive=int(node.attrs["exclusive"]), reverse=int(node.attrs["reverse"]))
 
 
-def _masked_scan(op_type: str, identity: Callable[[np.dtype], float]) -> Callable[..., str]:
+def _masked_scan(op_type: str, identity: Callable[[np.dtype], np.ndarray]
+                 ) -> Callable[..., str]:
     """Element ``i`` of the scan reduces the elements ``j`` of its line that the mask keeps:
     ``j <= i`` (``j >= i`` reversed; strictly, when exclusive), the identity elsewhere."""
 
