@@ -1,6 +1,6 @@
-"""The cpu pass pipeline: elementwise fusion (generated C++ and the interpreter), batch-norm
-folding, reshapes as views and constants held by the plan.  Fused results are checked
-against the unfused plan and the reference interpreter."""
+"""The cpu pass pipeline: elementwise fusion (generated C++ and the interpreter), what it
+makes of a folded batch norm, reshapes as views and constants held by the plan.  Fused results
+are checked against the unfused plan and the reference interpreter."""
 
 from __future__ import annotations
 
@@ -11,13 +11,11 @@ from mskernel.hooks.host import host
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.verify import verify
 from mskernel.ops import op_registry
-from mskernel.passes import PassContext, PassManager
 from mskernel.runtime import CompileOptions, compile_graph
 from mskernel.runtime.interpreter import run_graph
 from mskernel.testing import assert_close, random_array
 
 from mskernel_cpu import fusion_codegen
-from mskernel_cpu.bn_folding import BatchNormFolding
 from mskernel_cpu.fusion import FUSED_OP, MAX_REGISTERS
 
 requires_compiler = pytest.mark.skipif(fusion_codegen.compiler() is None,
@@ -78,8 +76,8 @@ def test_the_plugin_registers_its_passes_and_pipelines():
     for level in range(4):
         assert f"cpu.O{level}" in passes.pipelines
     assert passes.pipelines["cpu.O0"].passes == ()
-    assert "cpu.fuse_elementwise" in passes.pipelines["cpu.O2"].passes
-    assert "cpu.fold_batch_norm" in passes.pipelines["cpu.O2"].passes
+    assert passes.pipelines["cpu.O2"].passes == (
+        "cpu.fuse_gemm_epilogue", "cpu.fold_matmul_transpose", "cpu.fuse_elementwise")
     assert op_registry().get(FUSED_OP).num_regions == 1
 
 
@@ -257,87 +255,28 @@ def test_a_broken_compiler_falls_back_to_the_interpreter(cpu, monkeypatch, tmp_p
     assert "interpreter" in executable.describe()
 
 
-# -- batch-norm folding ---------------------------------------------------------------------
+# -- after batch-norm folding ---------------------------------------------------------------
 
 
-def conv_bn_graph(parameters_as_constants):
+def test_a_folded_frozen_batch_norm_ends_in_the_conv_kernel(cpu):
+    """The generic pipeline folds a batch norm with constant parameters into constants; the
+    cpu pipeline then fuses its bias add and the relu into the conv."""
     rng = np.random.default_rng(6)
     b = GraphBuilder("conv_bn")
     x = b.input(tensor_type("f32", (2, 3, 6, 6)), "x")
     w = b.input(tensor_type("f32", (4, 3, 3, 3)), "w")
-    params = [rng.uniform(0.5, 1.5, 4).astype(np.float32) for _ in range(4)]
-    if parameters_as_constants:
-        values = [b.op("constant", value=p) for p in params]
-    else:
-        values = [b.input(tensor_type("f32", (4,)), name) for name in ("s", "b", "m", "v")]
-    y = b.op("conv", x, w, padding=(1, 1, 1, 1))
-    out, mean, var = b.op("batch_norm", y, *values, eps=1e-3)
+    params = [b.op("constant", value=rng.uniform(0.5, 1.5, 4).astype(np.float32))
+              for _ in range(4)]
+    out, mean, var = b.op("batch_norm", b.op("conv", x, w, padding=(1, 1, 1, 1)), *params,
+                          eps=1e-3)
     graph = b.build([b.op("relu", out), mean, var])
+    executable = compile_at(graph, 2)
+    ops = {n.op for n in executable.optimized_graph.walk()}
+    assert "cpu.conv_bias_act" in ops
+    assert not ops & {"batch_norm", "rsqrt", "sub", "conv", "relu"}
     arrays = [random_array(rng, (2, 3, 6, 6), "f32"), random_array(rng, (4, 3, 3, 3), "f32")]
-    if not parameters_as_constants:
-        arrays += params
-    return graph, arrays
-
-
-def fold_bn(graph):
-    return PassManager([BatchNormFolding()]).run(graph, PassContext(registry=op_registry())).graph
-
-
-@pytest.mark.parametrize("constants", [False, True])
-def test_conv_batch_norm_folds_into_the_conv(constants):
-    graph, arrays = conv_bn_graph(constants)
-    folded = fold_bn(graph)
-    verify(folded, op_registry())
-    assert "batch_norm" not in {n.op for n in folded.nodes}
-    for got, want in zip(run_graph(folded, arrays), run_graph(graph, arrays)):
+    for got, want in zip(run(executable, cpu, graph, arrays), run_graph(graph, arrays)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-
-
-def test_folded_constant_parameters_become_constants():
-    graph, arrays = conv_bn_graph(True)
-    folded = PassManager.from_pipeline("cpu.O2").run(
-        graph, PassContext(registry=op_registry(), opt_level=2)).graph
-    ops = {n.op for n in folded.walk()}
-    assert "cpu.conv_bias_act" in ops  # the folded bias add and the relu join the conv
-    assert not ops & {"batch_norm", "rsqrt", "sub", "reshape", "conv", "relu"}
-    for got, want in zip(run_graph(folded, arrays), run_graph(graph, arrays)):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-
-
-def test_folding_needs_a_conv_read_only_by_the_batch_norm():
-    graph, _ = conv_bn_graph(False)
-    b = GraphBuilder("shared_conv")
-    x, w = (b.input(v.type, v.name) for v in graph.inputs[:2])
-    params = [b.input(tensor_type("f32", (4,)), n) for n in "sbmv"]
-    y = b.op("conv", x, w)
-    out, _, _ = b.op("batch_norm", y, *params)
-    shared = b.build([out, y])
-    assert fold_bn(shared) is shared
-    b2 = GraphBuilder("training")
-    x2, w2 = (b2.input(v.type, v.name) for v in graph.inputs[:2])
-    params2 = [b2.input(tensor_type("f32", (4,)), n) for n in "sbmv"]
-    out2, _, _ = b2.op("batch_norm", b2.op("conv", x2, w2), *params2, training=True)
-    training = b2.build([out2])
-    assert fold_bn(training) is training
-
-
-@pytest.mark.parametrize("with_bias", [False, True])
-def test_matmul_batch_norm_folds_into_the_weight(with_bias):
-    rng = np.random.default_rng(7)
-    b = GraphBuilder("dense_bn")
-    a = b.input(tensor_type("f64", (5, 3)), "a")
-    w = b.input(tensor_type("f64", (3, 4)), "w")
-    params = [b.input(tensor_type("f64", (4,)), n) for n in "sbmv"]
-    y = b.op("matmul", a, w)
-    if with_bias:
-        y = b.op("add", b.input(tensor_type("f64", (4,)), "bias"), y)
-    out, _, _ = b.op("batch_norm", y, *params)
-    graph = b.build([out])
-    folded = fold_bn(graph)
-    assert "batch_norm" not in {n.op for n in folded.nodes}
-    arrays = [rng.uniform(0.5, 1.5, v.type.shape) for v in graph.inputs]
-    np.testing.assert_allclose(run_graph(folded, arrays)[0], run_graph(graph, arrays)[0],
-                               rtol=1e-12)
 
 
 # -- views and constants in the plan --------------------------------------------------------

@@ -41,7 +41,7 @@ def test_a_jitted_function_with_if_and_while_round_trips(rng, tmp_path):
     for sign, trips in ((1, 3), (-1, 0)):
         arguments = [mskernel.Tensor(sign * np.abs(x)), mskernel.Tensor(np.array(trips))]
         for got, want in zip(cell(*arguments), branchy(*arguments)):
-            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+            assert_close(got.numpy(), want.numpy(), want.dtype)
 
 
 def test_the_graph_cell_can_be_fine_tuned(rng, tmp_path):
@@ -101,7 +101,8 @@ def test_export_traces_in_inference_mode_and_restores_the_flags(rng, tmp_path):
     model = mskernel.load(path)
     assert not model.graph.ops_used() & {"random_bernoulli", "ref_store"}
     expected = net.set_train(False)(x).numpy()
-    np.testing.assert_allclose(nn.GraphCell(model)(x).numpy(), expected, rtol=1e-6)
+    # the exported graph folds batch norm into the dense layer: float32 rounding differs
+    assert_close(nn.GraphCell(model)(x).numpy(), expected, dtype("float32"))
 
 
 def test_a_training_step_cannot_be_exported(rng, tmp_path):

@@ -22,9 +22,11 @@ snapshot test so that changing one is a visible decision.  Submodules (``kit``,
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
+- host kernels of a plugin's own ops: :class:`HostKernel`, :data:`HOST_KERNEL_RULE`;
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
-  :class:`PassResult`, :class:`PassManager`, :class:`Patterns`, :class:`PatternPass`,
-  :func:`make_node`;
+  :class:`PassResult`, :class:`PassManager`, :func:`run_pipeline`, :class:`Patterns`,
+  :class:`Pat`, :class:`PatternPass`, :class:`Replacement`, :class:`Scope`,
+  :data:`SHAPES`, :data:`FUSED_TRAIT`, :func:`make_node`, :func:`map_regions`;
 - higher-order functions (a transform, a combinator): :func:`user_callables` declares the
   parameters that take user functions, which then run converted under ``@jit`` too;
 - test helpers: :func:`register_plugin`, :class:`OpSample`, :func:`samples_for`,
@@ -50,11 +52,12 @@ from mskernel.ir.dtypes import as_storage
 from mskernel.ir.fileformat import Model, load_model, save_model
 from mskernel.ops import Attr, OpDef, op_registry, rule_registry
 from mskernel.passes import (
-    Pass, PassContext, PassManager, PassResult, PatternPass, Patterns, make_node,
+    FUSED_TRAIT, SHAPES, Pass, PassContext, PassManager, PassResult, Pat, PatternPass, Patterns,
+    Replacement, Scope, make_node, map_regions, run_pipeline,
 )
 from mskernel.runtime import (
-    TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable,
-    OpSupport, RefCell, compile_graph,
+    HOST_KERNEL_RULE, TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions,
+    DeviceArray, Executable, HostKernel, OpSupport, RefCell, compile_graph,
 )
 from mskernel.testing import OpSample, assert_close, random_array, sample_graph, tolerance
 
@@ -68,13 +71,15 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Attr", "Availability", "Backend", "Capabilities", "CompileOptions", "DType", "DeviceArray",
-    "Executable", "FileFormatError", "Graph", "GraphBuilder", "InferError", "Model",
-    "MskernelError", "Node", "OpDef", "OpLookup", "OpSample", "OpSchema", "OpSupport",
-    "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext", "PassManager", "PassResult",
-    "PatternPass", "Patterns", "PluginError", "PluginInfo", "RefCell", "RefType", "SAMPLES_RULE",
-    "TOKEN_VALUE", "Tensor", "TensorType", "TokenType", "VJPBuilder", "Value", "apply",
-    "as_storage", "assert_close", "compile_graph", "core_requirement", "dtype", "hookimpl",
-    "load_model", "make_node", "op_registry", "random_array", "read_model", "register_plugin",
-    "rule_registry", "run_reference", "sample_graph", "samples_for", "save_model", "tensor_type",
-    "tolerance", "tree_flatten", "tree_unflatten", "user_callables", "write_atomically",
+    "Executable", "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder", "HOST_KERNEL_RULE",
+    "HostKernel", "InferError", "Model", "MskernelError", "Node", "OpDef", "OpLookup", "OpSample",
+    "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
+    "PassManager", "PassResult", "Pat", "PatternPass", "Patterns", "PluginError", "PluginInfo",
+    "RefCell", "RefType", "Replacement", "SAMPLES_RULE", "SHAPES", "Scope", "TOKEN_VALUE",
+    "Tensor", "TensorType", "TokenType", "VJPBuilder", "Value", "apply", "as_storage",
+    "assert_close", "compile_graph", "core_requirement", "dtype", "hookimpl", "load_model",
+    "make_node", "map_regions", "op_registry", "random_array", "read_model", "register_plugin",
+    "rule_registry", "run_pipeline", "run_reference", "sample_graph", "samples_for", "save_model",
+    "tensor_type", "tolerance", "tree_flatten", "tree_unflatten", "user_callables",
+    "write_atomically",
 ]
