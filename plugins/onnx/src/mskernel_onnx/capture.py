@@ -7,7 +7,8 @@ training flags are restored afterwards).  The traced program reads parameters th
 plain tensor input named after the parameter (its Cell path, ``"fc1.weight"``) and its value
 into a weight, so the graph is a pure function of the call's tensors and the weights.  A
 program that assigns a parameter (a training step, batch norm in training mode) cannot be
-exported and says so.  The generic pass pipeline (O2) runs on the result.
+exported and says so.  The generic passes that keep the network's ops as written (simplify,
+fold, CSE, DCE: the pipeline ``onnx.export``) run on the result.
 """
 
 from __future__ import annotations
@@ -20,9 +21,11 @@ import numpy as np
 
 import mskernel
 from mskernel_sdk import (
-    Graph, MskernelError, Node, PassContext, PassManager, RefType, TokenType, Value,
-    op_registry, tree_flatten,
+    CompileOptions, Graph, MskernelError, Node, RefType, TokenType, Value, run_pipeline,
+    tree_flatten,
 )
+
+from .plugin import EXPORT_PIPELINE
 
 
 @dataclass(frozen=True)
@@ -56,8 +59,7 @@ def capture(net: Any, inputs: Sequence[Any]) -> Captured:
     names = _input_names(net, len(inputs), program.num_inputs)
     order = [name for cell in cells for name, _ in cell.parameters_and_names()]
     graph, weights, dtypes = _freeze(program, names, order)
-    context = PassContext(registry=op_registry(), opt_level=2)
-    optimized = PassManager.from_pipeline("O2").run(graph, context).graph
+    optimized = run_pipeline(EXPORT_PIPELINE[0], graph, CompileOptions(opt_level=2)).graph
     named = Graph(optimized.inputs, optimized.nodes, optimized.outputs, _graph_name(net))
     return Captured(named, weights, dtypes)
 

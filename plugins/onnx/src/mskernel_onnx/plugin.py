@@ -10,14 +10,22 @@ from . import __version__
 
 #: ``mskernel.<name>`` → ``mskernel_onnx.api:<name>``
 API_NAMES = ("export", "load")
+#: The passes run on a network before it is written: the generic ones that keep its ops as
+#: the user wrote them (batch-norm folding is left to whoever compiles the file).
+EXPORT_PIPELINE = ("onnx.export", ("simplify", "fold", "cse", "dce"))
 
 
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(name="onnx", version=__version__, kind="library",
                       provides=[*(f"namespace:{name}" for name in API_NAMES),
-                                "command:convert"],
+                                f"pipeline:{EXPORT_PIPELINE[0]}", "command:convert"],
                       description="model export and load, ONNX import and export")
+
+
+@hookimpl
+def mskernel_register_passes(passes) -> None:
+    passes.register_pipeline(*EXPORT_PIPELINE)
 
 
 @hookimpl
