@@ -79,3 +79,9 @@ def test_parameters_read_in_branches_and_loops_become_initializers(opset, rng):
         (got,) = run_ort(model, [x])
         assert_close(got, net(mskernel.Tensor(x)).numpy(), dtype("float32"), rtol=1e-6,
                      atol=1e-6)
+
+
+def test_the_file_keeps_the_networks_ops_for_its_consumer_to_fold(rng):
+    captured = capture(build("resnet_small"), [mskernel.Tensor(example("resnet_small", rng))])
+    ops = [n.op_type for n in to_onnx(captured.graph, captured.weights).graph.node]
+    assert ops.count("BatchNormalization") == ops.count("Conv") == 9
