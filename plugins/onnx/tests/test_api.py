@@ -3,7 +3,9 @@ what the trace sees, the file names, and clear errors."""
 
 from __future__ import annotations
 
+import linecache
 import os
+import re
 
 import numpy as np
 import onnx
@@ -11,6 +13,7 @@ import pytest
 
 import mskernel
 from mskernel import nn
+from mskernel_onnx.capture import DroppedCheckWarning
 from mskernel_onnx.export import ExportError
 from mskernel_sdk import MskernelError, assert_close, dtype
 from models import ANCHORS, branchy, build, example, float32_tolerance
@@ -114,6 +117,51 @@ def test_a_training_step_cannot_be_exported(rng, tmp_path):
         mskernel.export(step, x, mskernel.Tensor(np.zeros(4, np.int32)),
                         file_name=tmp_path / "step")
     assert not os.listdir(tmp_path)
+
+
+class Guarded(nn.Cell):
+    """A network whose graph checks its input at run time (a raise and an assert)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Dense(3, 2)
+
+    def construct(self, x):
+        if x.sum() > 100:
+            raise ValueError("x is too large")
+        assert (x > -5).all(), "x is too small"
+        return self.fc(x)
+
+
+@pytest.mark.parametrize("file_format", ["MINDIR", "ONNX"])
+def test_runtime_checks_are_left_out_with_a_warning_naming_them(file_format, rng, tmp_path):
+    net = Guarded()
+    x = mskernel.Tensor(rng.standard_normal((2, 3)).astype(np.float32))
+    big = mskernel.Tensor(np.full((2, 3), 50, np.float32))
+    with pytest.raises(ValueError, match="x is too large"):
+        mskernel.jit(net)(big)  # the graph checks it
+    with pytest.warns(DroppedCheckWarning) as caught:
+        path = mskernel.export(net, x, file_name=tmp_path / "guarded", file_format=file_format)
+    assert all(w.filename == __file__ for w in caught)  # the warning points at export's call
+    statements = {}
+    for warning in caught:
+        where, error = re.fullmatch(r"export: Guarded is exported without its runtime check at "
+                                    r"(\S+) \((.+?)\); a model file has no way to raise it, .*",
+                                    str(warning.message)).groups()
+        file, line = where.rsplit(":", 1)
+        statements[error] = linecache.getline(file, int(line)).strip()
+    assert statements == {"ValueError: x is too large": 'raise ValueError("x is too large")',
+                          "AssertionError: x is too small": 'assert (x > -5).all(), "x is too small"'}
+    for arg in (x, big):
+        expected = net.fc(arg).numpy()
+        if file_format == "MINDIR":
+            model = mskernel.load(path)
+            assert len(model.graph.outputs) == 1  # the result alone: no check flags
+            assert_close(nn.GraphCell(model)(arg).numpy(), expected, dtype("float32"))
+        else:
+            assert len(onnx.load(path).graph.output) == 1
+            (got,) = run_ort(onnx.load(path), [arg.numpy()])
+            assert_close(got, expected, dtype("float32"))
 
 
 @pytest.mark.parametrize("file_name, file_format, written", [

@@ -7,13 +7,17 @@ training flags are restored afterwards).  The traced program reads parameters th
 plain tensor input named after the parameter (its Cell path, ``"fc1.weight"``) and its value
 into a weight, so the graph is a pure function of the call's tensors and the weights.  A
 program that assigns a parameter (a training step, batch norm in training mode) cannot be
-exported and says so.  The generic passes that keep the network's ops as written (simplify,
+exported and says so.  The runtime checks of graph-mode code (a ``raise`` under a traced
+condition, an ``assert`` on a traced value: bool flags beside the program's result) have no
+equivalent in a model file; they are left out with a :class:`DroppedCheckWarning` naming
+each statement, and the graph computes the result alone.  The generic passes that keep the network's ops as written (simplify,
 fold, CSE, DCE: the pipeline ``onnx.export``) run on the result.
 """
 
 from __future__ import annotations
 
 import inspect
+import warnings
 from dataclasses import dataclass
 from typing import Any, Iterator, Sequence
 
@@ -21,11 +25,14 @@ import numpy as np
 
 import mskernel
 from mskernel_sdk import (
-    CompileOptions, Graph, MskernelError, Node, RefType, TokenType, Value, run_pipeline,
-    tree_flatten,
+    CompileOptions, Graph, MskernelError, Node, TokenType, Value, run_pipeline, tree_flatten,
 )
 
 from .plugin import EXPORT_PIPELINE
+
+
+class DroppedCheckWarning(UserWarning):
+    """An exported graph leaves out a runtime check (``raise``/``assert``) of the network."""
 
 
 @dataclass(frozen=True)
@@ -58,9 +65,10 @@ def capture(net: Any, inputs: Sequence[Any]) -> Captured:
             cell.training = training
     names = _input_names(net, len(inputs), program.num_inputs)
     order = [name for cell in cells for name, _ in cell.parameters_and_names()]
-    graph, weights, dtypes = _freeze(program, names, order)
+    name = _graph_name(net)
+    graph, weights, dtypes = _freeze(program, names, order, name)
     optimized = run_pipeline(EXPORT_PIPELINE[0], graph, CompileOptions(opt_level=2)).graph
-    named = Graph(optimized.inputs, optimized.nodes, optimized.outputs, _graph_name(net))
+    named = Graph(optimized.inputs, optimized.nodes, optimized.outputs, name)
     return Captured(named, weights, dtypes)
 
 
@@ -117,10 +125,11 @@ def _input_names(net: Any, given: int, count: int) -> list[str]:
     return [f"input_{i}" for i in range(count)]
 
 
-def _freeze(program: Any, names: list[str], order: list[str]
+def _freeze(program: Any, names: list[str], order: list[str], net_name: str
             ) -> tuple[Graph, dict[str, np.ndarray], dict[str, str]]:
     """The program as a pure graph: its inputs, then one per parameter it reads (in
-    ``order``, the cells' parameter order, where a name is in it)."""
+    ``order``, the cells' parameter order, where a name is in it); its outputs, the result
+    without the runtime checks of ``net_name``."""
     graph: Graph = program.graph
     taken = set(names)
     inputs = [Value(v.type, name) for v, name in zip(graph.inputs, names)]
@@ -151,8 +160,14 @@ def _freeze(program: Any, names: list[str], order: list[str]
                 "the network rather than a training step)")
         nodes.append(Node(node.op, tuple(env.get(v, v) for v in node.inputs), node.outputs,
                           node.attrs, node.regions, node.loc))
-    outputs = [env.get(v, v) for v in graph.outputs
-               if not isinstance(v.type, (TokenType, RefType))]
+    results = len(graph.outputs) - len(program.checks) - program.has_state
+    outputs = [env.get(v, v) for v in graph.outputs[:results]]
+    for check in program.checks:
+        warnings.warn(
+            f"export: {net_name} is exported without its runtime check at {check.where} "
+            f"({type(check.error).__name__}: {check.error}); a model file has no way to raise "
+            "it, so the exported model computes its result without checking",
+            DroppedCheckWarning, stacklevel=4)
     used = {v for n in nodes for v in n.inputs} | set(outputs)
     rank = {name: i for i, name in reversed(list(enumerate(order)))}
     kept = sorted((v for v in inputs[len(names):] if v in used),
