@@ -150,8 +150,9 @@ def test_runtime_checks_are_left_out_with_a_warning_naming_them(file_format, rng
                                     str(warning.message)).groups()
         file, line = where.rsplit(":", 1)
         statements[error] = linecache.getline(file, int(line)).strip()
-    assert statements == {"ValueError: x is too large": 'raise ValueError("x is too large")',
-                          "AssertionError: x is too small": 'assert (x > -5).all(), "x is too small"'}
+    assert statements == {
+        "ValueError: x is too large": 'raise ValueError("x is too large")',
+        "AssertionError: x is too small": 'assert (x > -5).all(), "x is too small"'}
     for arg in (x, big):
         expected = net.fc(arg).numpy()
         if file_format == "MINDIR":

@@ -3,9 +3,9 @@
 the reference.
 
 An op that the exporter refuses for some dtype must say why, naming the op; refusals are
-expected only for complex arithmetic (ONNX has none), the random ops and the state ops.  Models ONNX Runtime has no kernel for are counted as runtime gaps;
-each op must still run, and agree, for its float32 samples (or its one dtype) at every
-opset.
+expected only for complex arithmetic (ONNX has none), the random ops and the state ops.
+Models ONNX Runtime has no kernel for are counted as runtime gaps; each op must still run,
+and agree, for its float32 samples (or its one dtype) at every opset.
 """
 
 from __future__ import annotations

@@ -10,8 +10,9 @@ program that assigns a parameter (a training step, batch norm in training mode) 
 exported and says so.  The runtime checks of graph-mode code (a ``raise`` under a traced
 condition, an ``assert`` on a traced value: bool flags beside the program's result) have no
 equivalent in a model file; they are left out with a :class:`DroppedCheckWarning` naming
-each statement, and the graph computes the result alone.  The generic passes that keep the network's ops as written (simplify,
-fold, CSE, DCE: the pipeline ``onnx.export``) run on the result.
+each statement, and the graph computes the result alone.  The generic passes that keep
+the network's ops as written (simplify, fold, CSE, DCE: the pipeline ``onnx.export``) run on
+the result.
 """
 
 from __future__ import annotations
