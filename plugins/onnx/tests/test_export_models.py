@@ -43,6 +43,7 @@ def test_weights_are_initializers_named_by_their_cell_path(rng, tmp_path):
                            file_name=tmp_path / "lenet", file_format="ONNX")
     model = onnx.load(path)
     initializers = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    assert list(initializers) == [name for name, _ in net.parameters_and_names()]  # only them
     for name, param in net.parameters_and_names():
         np.testing.assert_array_equal(initializers[name], param.numpy())
     assert [i.name for i in model.graph.input] == ["x"]
@@ -75,7 +76,7 @@ def test_parameters_read_in_branches_and_loops_become_initializers(opset, rng):
         captured = capture(net, [mskernel.Tensor(x)])
         model = to_onnx(captured.graph, captured.weights, opset=opset)
         check_onnx(model)
-        assert {"scale", "fc.weight", "fc.bias"} <= {t.name for t in model.graph.initializer}
+        assert {t.name for t in model.graph.initializer} == {"scale", "fc.weight", "fc.bias"}
         (got,) = run_ort(model, [x])
         assert_close(got, net(mskernel.Tensor(x)).numpy(), dtype("float32"), rtol=1e-6,
                      atol=1e-6)

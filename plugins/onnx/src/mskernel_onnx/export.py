@@ -7,9 +7,11 @@
   ``cumprod``, ``lgamma`` ...), and otherwise to an :class:`ExportError` naming the op, the
   reason and the user's source line.  A plugin exports its own ops by attaching a translator
   to them under the rule kind :data:`ONNX_EXPORT_RULE` (see :class:`Translator`).
-- Weights (and the arrays of ``constant`` nodes) become initializers; graph inputs, weights
-  and node outputs keep their IR names where the IR has one, and every value gets a unique
-  name (ONNX names are global across subgraphs).
+- Weights become initializers, and nothing else does: the arrays of ``constant`` nodes and
+  the constants translations need (shapes, axes, scalars) are ``Constant`` nodes at the top
+  of the main graph, so a reader of the file tells the weights from the rest.  Graph
+  inputs, weights and node outputs keep their IR names where the IR has one, and every value
+  gets a unique name (ONNX names are global across subgraphs).
 - ``If`` becomes ``If`` whose branches read the operands from the enclosing scope; ``While``
   becomes ``Loop`` whose body runs the body region and then the cond region (the first test
   runs before the loop).  A ``max_iterations`` bound becomes the loop's trip count: where
@@ -233,13 +235,15 @@ def _valid_name(name: Optional[str]) -> bool:
 
 
 class _Exporter:
-    """State shared by the main graph and its subgraphs: names, initializers, the opset."""
+    """State shared by the main graph and its subgraphs: names, initializers, constants,
+    the opset."""
 
     def __init__(self, opset: int, used: set[Value]) -> None:
         self.opset = opset
         self.used = used
         self.names = _Names()
         self.initializers: list[TensorProto] = []
+        self.constants: list[onnx.NodeProto] = []
         self._constants: dict[tuple, str] = {}
         self._registry_rules = rule_registry()
         from .export_ops import TRANSLATORS
@@ -269,18 +273,20 @@ class _Exporter:
             if value not in scope.env and not _valid_name(value.name):
                 scope.preferred[value] = f"output_{i}"
         outputs = scope.run(graph.nodes, graph.outputs)
-        return helper.make_graph(scope.nodes, graph.name, inputs, outputs,
+        return helper.make_graph(self.constants + scope.nodes, graph.name, inputs, outputs,
                                  initializer=self.initializers,
                                  value_info=scope.intermediate_infos(outputs))
 
     def constant(self, array: np.ndarray, dt: DType, hint: str = "const") -> str:
-        """The name of an initializer holding ``array`` as ``dt`` (shared by equal arrays)."""
+        """The name of a ``Constant`` of the main graph holding ``array`` as ``dt`` (shared by
+        equal arrays, and visible in every subgraph)."""
         array = np.asarray(array)
         key = (dt.name, array.dtype.str, array.shape, array.tobytes())
         name = self._constants.get(key)
         if name is None:
             name = self.names.fresh(hint)
-            self.initializers.append(tensor_proto(name, array, dt))
+            self.constants.append(helper.make_node("Constant", [], [name], name=name,
+                                                   value=tensor_proto(name, array, dt)))
             self._constants[key] = name
         return name
 
@@ -492,14 +498,14 @@ class Context:
         return names[0] if outputs == 1 else names
 
     def const(self, value: Any, dt: Union[DType, str]) -> str:
-        """An initializer holding ``value`` as IR dtype ``dt``."""
+        """A constant holding ``value`` as IR dtype ``dt``."""
         dt = to_dtype(dt)
         array = np.asarray(value)
         storage = np.float32 if dt.name == "bfloat16" else dt.storage
         return self.scope.exporter.constant(array.astype(storage), dt, f"{self._base}/const")
 
     def ints(self, values: Iterable[int]) -> str:
-        """A 1-D int64 initializer (shapes, axes, pads)."""
+        """A 1-D int64 constant (shapes, axes, pads)."""
         return self.const(np.asarray(list(values), np.int64).reshape(-1), "int64")
 
     def scalar_int(self, value: int) -> str:

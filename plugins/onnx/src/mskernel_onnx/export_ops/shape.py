@@ -1,5 +1,5 @@
-"""Shape ops → ONNX.  Shapes are static in the IR, so every shape, axis and index list is an
-initializer and Python's slice rules are resolved at export time."""
+"""Shape ops → ONNX.  Shapes are static in the IR, so every shape, axis and index list is a
+constant and Python's slice rules are resolved at export time."""
 
 from __future__ import annotations
 
