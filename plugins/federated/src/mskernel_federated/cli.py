@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
             _report(federation.run(_config(args), timeout=args.timeout))
         return 0
     host, _, port = args.superlink.rpartition(":")
-    with Federation(port=int(port)) as federation:
+    with Federation(port=int(port), host=host or "127.0.0.1") as federation:
         process = federation.start_client(args.partition_id, args.num_partitions)
         signal.signal(signal.SIGTERM, lambda *_: federation.close())
         return process.wait()

@@ -4,7 +4,7 @@
 (``--insecure``, loopback), one ``flower-supernode`` per client, each with its partition in
 its node configuration — and submits a run with ``flwr run``, as a Flower App written for
 the run: the components from ``config.runtime``, the configuration as the run-config key
-``mskernel-config``, and the task's module when it is a single file.  Every process starts
+``mskernel-config``, and the task's and components' modules when they are single files.  Every process starts
 in a session of its own, so closing the federation (or leaving its ``with`` block) ends
 each one with all its children (Flower's SuperExec and app processes).
 
@@ -61,10 +61,10 @@ def _write_launchers(folder: Path) -> None:
         path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def _task_module_file(task: str) -> Optional[Path]:
-    """The file of the task's module when it is a single top-level module outside
-    site-packages (it then travels in the Flower App)."""
-    module = task.partition(":")[0]
+def _module_file(target: str) -> Optional[Path]:
+    """The file of the module of ``"module:attribute"`` when it is a single top-level
+    module outside site-packages (it then travels in the Flower App)."""
+    module = target.partition(":")[0]
     if "." in module:
         return None
     spec = importlib.util.find_spec(module)
@@ -75,7 +75,8 @@ def _task_module_file(task: str) -> Optional[Path]:
 
 
 def write_app(folder: Path, config: FederatedConfig) -> Path:
-    """The Flower App of a run: ``pyproject.toml`` and the task's module."""
+    """The Flower App of a run: ``pyproject.toml``, and the modules of the task and the
+    components when they are single files."""
     folder.mkdir(parents=True, exist_ok=True)
     project = {
         "build-system": {"requires": ["hatchling"], "build-backend": "hatchling.build"},
@@ -92,21 +93,23 @@ def write_app(folder: Path, config: FederatedConfig) -> Path:
         },
     }
     (folder / "pyproject.toml").write_text(tomli_w.dumps(project))
-    source = _task_module_file(config.task)
-    if source is not None:
-        shutil.copy(source, folder / source.name)
+    for target in (config.task, config.runtime.server_app, config.runtime.client_app):
+        source = _module_file(target)
+        if source is not None:
+            shutil.copy(source, folder / source.name)
     return folder
 
 
 class Federation:
     """A SuperLink and SuperNodes on the loopback interface (a context manager)."""
 
-    def __init__(self, workdir: Optional[str | Path] = None, port: Optional[int] = None
-                 ) -> None:
+    def __init__(self, workdir: Optional[str | Path] = None, port: Optional[int] = None,
+                 host: str = "127.0.0.1") -> None:
         self._own_workdir = workdir is None
         self.workdir = Path(workdir or tempfile.mkdtemp(prefix="mskernel-federated-"))
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = port or free_port()
+        self.host = host
         self.home = self.workdir / "flwr-home"
         self.home.mkdir(exist_ok=True)
         bin_dir = self.workdir / "bin"
@@ -118,7 +121,7 @@ class Federation:
                     "PYTHONUNBUFFERED": "1"}
         (self.home / "config.toml").write_text(tomli_w.dumps(
             {"superlink": {"default": CONNECTION,
-                           CONNECTION: {"address": f"127.0.0.1:{self.port}",
+                           CONNECTION: {"address": f"{host}:{self.port}",
                                         "insecure": True}}}))
         self.superlink: Optional[subprocess.Popen[bytes]] = None
         self.clients: dict[int, subprocess.Popen[bytes]] = {}
@@ -156,12 +159,16 @@ class Federation:
         raise FederationError(f"flower-superlink did not listen on port {self.port} within "
                               f"{timeout:.0f} s")
 
-    def start_client(self, partition_id: int, num_partitions: int) -> subprocess.Popen[bytes]:
-        """Start the SuperNode of partition ``partition_id`` of ``num_partitions``."""
-        node_config = f"partition-id={partition_id} num-partitions={num_partitions}"
+    def start_client(self, partition_id: int, num_partitions: int,
+                     **node_config: int | float) -> subprocess.Popen[bytes]:
+        """Start the SuperNode of partition ``partition_id`` of ``num_partitions``;
+        ``node_config`` adds numeric entries to its node configuration."""
+        entries = {"partition-id": partition_id, "num-partitions": num_partitions,
+                   **{k.replace("_", "-"): v for k, v in node_config.items()}}
         process = self._spawn(
-            ["flower-supernode", "--insecure", "--superlink", f"127.0.0.1:{self.port}",
-             "--host", "127.0.0.1", "--port", str(free_port()), "--node-config", node_config],
+            ["flower-supernode", "--insecure", "--superlink", f"{self.host}:{self.port}",
+             "--host", "127.0.0.1", "--port", str(free_port()), "--node-config",
+             " ".join(f"{k}={v}" for k, v in entries.items())],
             f"client-{partition_id}.log")
         self.clients[partition_id] = process
         return process
