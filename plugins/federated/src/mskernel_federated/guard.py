@@ -5,7 +5,9 @@ A reply whose arrays do not match the global model in number, shape or dtype, th
 non-finite value, or that moved further than ``max_update_norm`` from the global model, is
 rejected: the server logs a clear error naming the client and the reason (never the
 values), records it in the round's history, and the round goes on with the other replies.
-With top-k compression the replies are sparse updates, densified here.  The gate also times
+With top-k compression the replies are sparse updates, densified here; under SecAgg+ every
+reply carries the unmasked sum (the server never sees a single client's model), which is
+checked the same way.  The gate also times
 each round and keeps the history the server writes out.
 """
 
@@ -30,11 +32,12 @@ log = logging.getLogger("flwr")  # the log Flower streams to `flwr run --stream`
 class GuardedStrategy(Strategy):
     """Validates (and densifies) the replies, then hands them to ``strategy``."""
 
-    def __init__(self, strategy: Strategy, *, compressed: bool = False,
+    def __init__(self, strategy: Strategy, *, compressed: bool = False, secure: bool = False,
                  max_update_norm: Optional[float] = None) -> None:
         super().__init__()
         self.strategy = strategy
         self.compressed = compressed
+        self.secure = secure
         self.max_update_norm = max_update_norm
         self.global_arrays: list[np.ndarray] = []
         self.rounds: dict[int, dict[str, Any]] = {}
@@ -55,6 +58,9 @@ class GuardedStrategy(Strategy):
 
     def _checked(self, res: FitRes) -> FitRes:
         arrays = parameters_to_ndarrays(res.parameters)
+        if self.secure:  # SecAgg+ dequantizes the sum into float64
+            arrays = [a.astype(g.dtype, copy=False) if a.dtype.kind == g.dtype.kind == "f"
+                      else a for a, g in zip(arrays, self.global_arrays)]
         if self.compressed:
             arrays = [g + d for g, d in zip(self.global_arrays,
                                             decompress(arrays, self.global_arrays))]
@@ -64,7 +70,7 @@ class GuardedStrategy(Strategy):
             if distance > self.max_update_norm:
                 raise UpdateError(f"the update's norm {distance:.4g} exceeds "
                                   f"max_update_norm = {self.max_update_norm:.4g}")
-        if self.compressed:
+        if self.compressed or self.secure:
             res.parameters = ndarrays_to_parameters(arrays)
         return res
 
@@ -81,7 +87,7 @@ class GuardedStrategy(Strategy):
                 log.error(message)
                 record["rejected"].append(message)
         record["accepted"] = len(accepted)
-        record["failures"] = len(failures)
+        record["dropped"] = max(record.get("sampled", 0) - len(results), 0)
         if not accepted:
             return None, {}
         parameters, metrics = self.strategy.aggregate_fit(server_round, accepted, failures)

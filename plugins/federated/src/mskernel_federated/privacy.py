@@ -58,14 +58,14 @@ class PrivacyAccountant:
 
 def noise_for_epsilon(target_epsilon: float, delta: float, rounds: int,
                       sampling_rate: float) -> float:
-    """The smallest noise multiplier (to 1e-3) whose ε after ``rounds`` is at most
+    """The smallest noise multiplier (to 1e-2) whose ε after ``rounds`` is at most
     ``target_epsilon`` (bisection over the accountant)."""
     low, high = 1e-2, 1.0
     while PrivacyAccountant(high, sampling_rate).epsilon(delta, rounds) > target_epsilon:
         low, high = high, high * 2
         if high > 1e4:
             raise ValueError(f"ε = {target_epsilon} is out of reach for {rounds} rounds")
-    while high - low > 1e-3:
+    while high - low > 1e-2:
         mid = (low + high) / 2
         if PrivacyAccountant(mid, sampling_rate).epsilon(delta, rounds) > target_epsilon:
             low = mid

@@ -137,6 +137,7 @@ def run_server(grid: Any, context: Any, config: FederatedConfig) -> dict[str, An
     strategy = build_strategy(config, model.initial_weights(), model.evaluate)
     strategy = wrap_strategy(strategy, config.privacy, sampled)
     guarded = GuardedStrategy(strategy, compressed=config.compression.kind == "topk",
+                              secure=config.secagg.enabled,
                               max_update_norm=config.server.max_update_norm)
     legacy = LegacyContext(context=context, strategy=guarded,
                            config=FlowerServerConfig(num_rounds=config.rounds,
