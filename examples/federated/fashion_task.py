@@ -25,7 +25,7 @@ from flwr.common.secure_aggregation.secaggplus_constants import (
 )
 
 from mskernel_federated import Task
-from mskernel_federated.apps import _clipping_when_central_dp, _secagg_when_enabled, client_fn
+from mskernel_federated.apps import CLIENT_MODS, client_fn
 
 DATA = Path(os.environ.get("MSKERNEL_FL_DATA", "/usr/share/datasets/fashion-mnist"))
 ALPHA = float(os.environ.get("MSKERNEL_FL_ALPHA", "0.5"))
@@ -106,4 +106,4 @@ def dropout_mod(msg: Any, context: Any, call_next: Any) -> Any:
 
 
 client_app = ClientApp(client_fn=client_fn,
-                       mods=[dropout_mod, _secagg_when_enabled, _clipping_when_central_dp])
+                       mods=[dropout_mod, *CLIENT_MODS])

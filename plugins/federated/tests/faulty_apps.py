@@ -20,9 +20,7 @@ from flwr.common.secure_aggregation.secaggplus_constants import (
     RECORD_KEY_CONFIGS, Key, Stage,
 )
 
-from mskernel_federated.apps import (
-    _clipping_when_central_dp, _secagg_when_enabled, run_config,
-)
+from mskernel_federated.apps import CLIENT_MODS, run_config
 from mskernel_federated.client import MskernelClient
 from mskernel_federated.task import load_task
 
@@ -59,4 +57,4 @@ def crash_mod(msg: Any, context: Any, call_next: Any) -> Any:
 
 
 client_app = ClientApp(client_fn=client_fn,
-                       mods=[crash_mod, _secagg_when_enabled, _clipping_when_central_dp])
+                       mods=[crash_mod, *CLIENT_MODS])

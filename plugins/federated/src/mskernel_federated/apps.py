@@ -30,22 +30,24 @@ def client_fn(context: Any) -> Any:
                           int(node["num-partitions"]), context.state).to_client()
 
 
-def _secagg_when_enabled(msg: Any, context: Any, call_next: Any) -> Any:
+def secagg_when_enabled(msg: Any, context: Any, call_next: Any) -> Any:
     """Flower's SecAgg+ mod for runs with ``secagg.enabled`` (a no-op otherwise)."""
     if run_config(context).secagg.enabled:
         return secaggplus_mod(msg, context, call_next)
     return call_next(msg, context)
 
 
-def _clipping_when_central_dp(msg: Any, context: Any, call_next: Any) -> Any:
+def clipping_when_central_dp(msg: Any, context: Any, call_next: Any) -> Any:
     """Flower's client-side clipping mod for runs with ``privacy.mode = "central"``."""
     if run_config(context).privacy.mode == "central":
         return fixedclipping_mod(msg, context, call_next)
     return call_next(msg, context)
 
 
-client_app = ClientApp(client_fn=client_fn,
-                       mods=[_secagg_when_enabled, _clipping_when_central_dp])
+#: the mods of the client app, outermost first (a client app of one's own that wraps the
+#: plugin's client adds its own mods before these)
+CLIENT_MODS = [secagg_when_enabled, clipping_when_central_dp]
+client_app = ClientApp(client_fn=client_fn, mods=CLIENT_MODS)
 server_app = ServerApp()
 
 
@@ -54,3 +56,4 @@ def _main(grid: Any, context: Any) -> None:
     from .server import run_server
 
     run_server(grid, context, run_config(context))
+_secagg_when_enabled, _clipping_when_central_dp = secagg_when_enabled, clipping_when_central_dp  # TEMP

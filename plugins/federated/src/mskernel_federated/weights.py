@@ -2,8 +2,7 @@
 
 The order is the cell's ``parameters_dict()`` order, the same in every process that builds
 the task's model.  Reading copies each parameter once (tensors are immutable); writing hands
-the received array to the parameter, which takes it without a further copy when its dtype
-already matches.
+the array Flower decoded straight to the parameter's ``assign_value``.
 """
 
 from __future__ import annotations
