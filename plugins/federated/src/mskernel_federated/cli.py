@@ -42,7 +42,10 @@ def _config(args: argparse.Namespace, clients: int | None = None) -> FederatedCo
     overrides: dict[str, Any] = {}
     if args.rounds is not None:
         overrides["rounds"] = args.rounds
-    config = load_config(args.config, **overrides)
+    try:
+        config = load_config(args.config, **overrides)
+    except (OSError, ValueError) as exc:  # pydantic's ValidationError is a ValueError
+        raise SystemExit(f"mskernel federated: {args.config}: {exc}") from None
     server = config.server
     if args.output is not None:
         server = server.model_copy(update={"output_dir": args.output})
