@@ -175,7 +175,7 @@ class Federation:
 
     def kill_client(self, partition_id: int) -> None:
         """End a SuperNode and its children at once (SIGKILL): a client that vanished."""
-        _end(self.clients[partition_id], signal.SIGKILL)
+        _signal(self.clients[partition_id], signal.SIGKILL)
 
     def log(self, name: str) -> str:
         path = self.workdir / name
@@ -195,7 +195,7 @@ class Federation:
         try:
             code = runner.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            _end(runner, signal.SIGKILL)
+            _end([runner], grace=0)
             raise FederationError(f"the run did not finish within {timeout:.0f} s; the "
                                   f"server's log:\n{self.log('server.log')[-3000:]}") from None
         history_file = output / "history.json"
@@ -206,8 +206,7 @@ class Federation:
         return history
 
     def close(self) -> None:
-        for process in [*self.clients.values(), *([self.superlink] if self.superlink else [])]:
-            _end(process, signal.SIGTERM)
+        _end([*self.clients.values(), *([self.superlink] if self.superlink else [])])
         self.clients.clear()
         self.superlink = None
         if self._own_workdir:
@@ -220,25 +219,27 @@ class Federation:
         self.close()
 
 
-def _end(process: subprocess.Popen[bytes], sig: signal.Signals, grace: float = 5.0) -> None:
-    """Signal the process's session (it and its children), then SIGKILL what remains."""
-    for s in (sig, signal.SIGKILL):
+def _signal(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
+    """Signal the process's session: it and every child it started."""
+    try:
+        os.killpg(process.pid, sig)
+    except ProcessLookupError:
+        pass
+
+
+def _end(processes: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
+    """SIGTERM every process's session, wait up to ``grace`` seconds in all, then SIGKILL
+    what remains (children whose leader exited included)."""
+    for process in processes:
+        _signal(process, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    for process in processes:
         try:
-            os.killpg(process.pid, s)
-        except ProcessLookupError:
-            break
-        try:
-            process.wait(timeout=grace)
-            if s is signal.SIGKILL:
-                break
+            process.wait(timeout=max(deadline - time.monotonic(), 0.01))
         except subprocess.TimeoutExpired:
-            continue
-        # the leader is gone; its children may not be
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except ProcessLookupError:
             pass
-        break
+        _signal(process, signal.SIGKILL)
+        process.wait()
 
 
 def simulate(config: FederatedConfig, clients: int, workdir: Optional[str | Path] = None,
