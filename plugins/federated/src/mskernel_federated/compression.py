@@ -23,7 +23,7 @@ def kept_count(size: int, ratio: float) -> int:
 def compress(update: Sequence[np.ndarray], residual: Sequence[np.ndarray] | None,
              ratio: float) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """``(payload, new_residual)``: the payload is ``[indices_0, values_0, indices_1, ...]``
-    (int64 flat indices, values in the update's dtype)."""
+    (flat indices, int32 below 2**31 entries, values in the update's dtype)."""
     payload: list[np.ndarray] = []
     new_residual: list[np.ndarray] = []
     for i, u in enumerate(update):
@@ -33,7 +33,8 @@ def compress(update: Sequence[np.ndarray], residual: Sequence[np.ndarray] | None
         index = np.argpartition(np.abs(flat), flat.size - k)[flat.size - k:]
         index.sort()
         values = flat[index]
-        payload += [index.astype(np.int64), values.astype(u.dtype)]
+        index_type = np.int32 if flat.size < 2**31 else np.int64
+        payload += [index.astype(index_type), values.astype(u.dtype)]
         rest = flat.copy()
         rest[index] = 0
         new_residual.append(rest.reshape(u.shape))
@@ -49,8 +50,10 @@ def decompress(payload: Sequence[np.ndarray], like: Sequence[np.ndarray]) -> lis
     dense: list[np.ndarray] = []
     for i, ref in enumerate(like):
         index, values = payload[2 * i], payload[2 * i + 1]
-        if index.dtype != np.int64 or index.ndim != 1 or values.shape != index.shape:
-            raise UpdateError(f"parameter {i}: top-k indices must be int64[k] beside values[k], "
+        if index.dtype not in (np.int32, np.int64) or index.ndim != 1 or \
+                values.shape != index.shape:
+            raise UpdateError(f"parameter {i}: top-k indices must be int32 or int64[k] beside "
+                              f"values[k], "
                               f"got {index.dtype}{list(index.shape)} and "
                               f"{values.dtype}{list(values.shape)}")
         if values.dtype != ref.dtype:

@@ -50,12 +50,11 @@ class GlobalModel:
         self.net = task.model()
         self.output_dir = (Path(config.server.output_dir) if config.server.output_dir
                            else None)
-        test = task.test_data(max(config.client.batch_size, 256)) if config.server.evaluate \
-            else None
-        self.test_data = test
-        self.model = (train.Model(self.net, task.loss(), metrics={**task.metrics(), "loss":
-                                                                  train.Loss()})
-                      if test is not None else None)
+        self.test_data = (task.test_data(max(config.client.batch_size, 256))
+                          if config.server.evaluate else None)
+        metrics = {**task.metrics(), "loss": train.Loss()}
+        self.model = (None if self.test_data is None
+                      else train.Model(self.net, task.loss(), metrics=metrics))
 
     def initial_weights(self) -> list[np.ndarray]:
         return get_weights(self.net)
