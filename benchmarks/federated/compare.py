@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import time
@@ -41,6 +42,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--out", type=Path, default=None, help="write the figures as JSON")
     args = parser.parse_args()
+    # SIGTERM unwinds the federation's `with` block, which ends its processes
+    signal.signal(signal.SIGTERM, lambda signum, _: sys.exit(128 + signum))
     base = load_config(ROOT / "examples" / "federated" / "fashion.toml", rounds=args.rounds)
     results = {}
     for name, client_app in (("mskernel", "fashion_task:client_app"),

@@ -63,9 +63,14 @@ def _report(history: dict[str, Any]) -> None:
         print(json.dumps(record))
 
 
+def _exit_on_sigterm(signum: int, frame: Any) -> None:
+    raise SystemExit(128 + signum)  # unwinds the `with Federation` blocks: children end too
+
+
 def run(args: argparse.Namespace) -> int:
     from .runtime import Federation, simulate
 
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     command = args.federated_command
     if command == "simulate":
         _report(simulate(_config(args, args.clients), args.clients, timeout=args.timeout))
@@ -78,6 +83,4 @@ def run(args: argparse.Namespace) -> int:
         return 0
     host, _, port = args.superlink.rpartition(":")
     with Federation(port=int(port), host=host or "127.0.0.1") as federation:
-        process = federation.start_client(args.partition_id, args.num_partitions)
-        signal.signal(signal.SIGTERM, lambda *_: federation.close())
-        return process.wait()
+        return federation.start_client(args.partition_id, args.num_partitions).wait()
