@@ -15,8 +15,6 @@ from flwr.client import ClientApp, NumPyClient
 from fashion_task import FashionTask, dirichlet_partition, split
 from mskernel_federated.apps import run_config
 
-torch.set_num_threads(1)
-
 
 def mlp(hidden: int = FashionTask.hidden) -> torch.nn.Module:
     return torch.nn.Sequential(torch.nn.Linear(784, hidden), torch.nn.ReLU(),
@@ -39,13 +37,15 @@ class TorchClient(NumPyClient):
                 p.copy_(torch.from_numpy(a))
         x, y = split("train")
         rows = dirichlet_partition(y, self.num_partitions, 0.5)[self.partition_id]
-        data = torch.utils.data.TensorDataset(torch.from_numpy(np.asarray(x[rows])),
-                                              torch.from_numpy(y[rows]).long())
-        loader = torch.utils.data.DataLoader(data, batch_size=cfg.batch_size, shuffle=True)
+        images = torch.from_numpy(np.asarray(x[rows]))
+        labels = torch.from_numpy(y[rows]).long()
         optimizer = torch.optim.SGD(net.parameters(), lr=cfg.learning_rate, momentum=0.9)
         steps = 0
-        for _ in range(cfg.local_epochs):
-            for xb, yb in loader:
+        for _ in range(cfg.local_epochs):  # shuffled batches sliced from tensors: no loader
+            order = torch.randperm(len(labels))
+            for start in range(0, len(order), cfg.batch_size):
+                batch = order[start:start + cfg.batch_size]
+                xb, yb = images[batch], labels[batch]
                 optimizer.zero_grad()
                 torch.nn.functional.cross_entropy(net(xb), yb).backward()
                 optimizer.step()
