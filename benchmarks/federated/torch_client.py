@@ -43,8 +43,8 @@ class TorchClient(NumPyClient):
         steps = 0
         for _ in range(cfg.local_epochs):  # shuffled batches sliced from tensors: no loader
             order = torch.randperm(len(labels))
-            for start in range(0, len(order), cfg.batch_size):
-                batch = order[start:start + cfg.batch_size]
+            for first in range(0, len(order), cfg.batch_size):
+                batch = order[first:first + cfg.batch_size]
                 xb, yb = images[batch], labels[batch]
                 optimizer.zero_grad()
                 torch.nn.functional.cross_entropy(net(xb), yb).backward()
