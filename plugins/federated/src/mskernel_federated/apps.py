@@ -56,4 +56,3 @@ def _main(grid: Any, context: Any) -> None:
     from .server import run_server
 
     run_server(grid, context, run_config(context))
-_secagg_when_enabled, _clipping_when_central_dp = secagg_when_enabled, clipping_when_central_dp  # TEMP

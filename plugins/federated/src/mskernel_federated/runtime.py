@@ -112,7 +112,7 @@ class Federation:
         self.host = host
         self.home = self.workdir / "flwr-home"
         self.home.mkdir(exist_ok=True)
-        bin_dir = self.workdir / "bin"
+        bin_dir = self.bin_dir = self.workdir / "bin"
         _write_launchers(bin_dir)
         self.env = {**os.environ, "FLWR_HOME": str(self.home),
                     "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
@@ -207,6 +207,7 @@ class Federation:
 
     def close(self) -> None:
         _end([*self.clients.values(), *([self.superlink] if self.superlink else [])])
+        _kill_launched_from(self.bin_dir)
         self.clients.clear()
         self.superlink = None
         if self._own_workdir:
@@ -225,6 +226,18 @@ def _signal(process: subprocess.Popen[bytes], sig: signal.Signals) -> None:
         os.killpg(process.pid, sig)
     except ProcessLookupError:
         pass
+
+
+def _kill_launched_from(bin_dir: Path) -> None:
+    """SIGKILL what still runs one of this federation's launchers: an app process Flower
+    started in a session of its own outlives its parent's (Linux: read from /proc)."""
+    marker = str(bin_dir).encode() + b"/"
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            if marker in (entry / "cmdline").read_bytes():
+                os.kill(int(entry.name), signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
 
 
 def _end(processes: list[subprocess.Popen[bytes]], grace: float = 5.0) -> None:
