@@ -46,7 +46,7 @@ def clipping_when_central_dp(msg: Any, context: Any, call_next: Any) -> Any:
 
 #: the mods of the client app, outermost first (a client app of one's own that wraps the
 #: plugin's client adds its own mods before these)
-CLIENT_MODS = [secagg_when_enabled, clipping_when_central_dp]
+CLIENT_MODS: list[Any] = [secagg_when_enabled, clipping_when_central_dp]
 client_app = ClientApp(client_fn=client_fn, mods=CLIENT_MODS)
 server_app = ServerApp()
 
