@@ -146,18 +146,20 @@ def _cast(x: np.ndarray, dtype) -> np.ndarray:
 
 def _floor_divide(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iu":
-        _check_int_divisor(y, "floor_divide")
+        _check_int_divisor(x, y, "floor_divide")
     return np.floor_divide(x, y)
 
 
 def _remainder(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     if x.dtype.kind in "iu":
-        _check_int_divisor(y, "remainder")
+        _check_int_divisor(x, y, "remainder")
     return np.remainder(x, y)
 
 
-def _check_int_divisor(y: np.ndarray, op: str) -> None:
-    if np.any(y == 0):
+def _check_int_divisor(x: np.ndarray, y: np.ndarray, op: str) -> None:
+    """Raise if a zero of ``y`` divides an element of ``x`` (none does when the broadcast
+    result is empty)."""
+    if np.broadcast(x, y).size and np.any(y == 0):
         raise ZeroDivisionError(f"{op}: integer division by zero")
 
 

@@ -29,7 +29,7 @@ from ..ir.types import Shape, TensorType
 from .registry import Attr, OpDef
 from .rules import broadcast_shapes, require_kind, same_dtype, tensor, widened
 from .samples import (
-    COMPLEX, FLOATS, OpSample, SampleFn, accumulation_tolerance, dtype_cases, random_array,
+    COMPLEX, FLOATS, OpSample, SampleFn, dtype_cases, random_array,
 )
 
 _ELLIPSIS = "..."
@@ -270,14 +270,13 @@ _EINSUM_CASES = (
 def _matmul_samples(rng: np.random.Generator) -> Iterator[OpSample]:
     for dt, (sx, sy) in dtype_cases(_DTYPES, _MATMUL_SHAPES):
         x, y = random_array(rng, sx, dt), random_array(rng, sy, dt)
-        yield OpSample("matmul", (x, y), dtypes=(dt, dt), **accumulation_tolerance(dt))
+        yield OpSample("matmul", (x, y), dtypes=(dt, dt))
 
 
 def _einsum_samples(rng: np.random.Generator) -> Iterator[OpSample]:
     for dt, (equation, shapes) in dtype_cases(_DTYPES, _EINSUM_CASES):
         operands = tuple(random_array(rng, shape, dt) for shape in shapes)
-        yield OpSample("einsum", operands, {"equation": equation}, dtypes=(dt,) * len(shapes),
-                       **accumulation_tolerance(dt))
+        yield OpSample("einsum", operands, {"equation": equation}, dtypes=(dt,) * len(shapes))
 
 
 SAMPLES: dict[str, SampleFn] = {"matmul": _matmul_samples, "einsum": _einsum_samples}

@@ -40,7 +40,7 @@ from .reduction import accumulator, moments
 from .registry import Attr, Emitter, OpDef
 from .rules import normalize_axis, require_kind, same_dtype, tensor, widened
 from .samples import (
-    FLOATS, OpSample, SampleFn, accumulation_tolerance, dtype_cases, random_array,
+    FLOATS, OpSample, SampleFn, dtype_cases, random_array,
 )
 
 _EPS = Attr("eps", "float", 1e-5)
@@ -287,7 +287,7 @@ def _softmax_samples(op: str) -> SampleFn:
     def fn(rng: np.random.Generator) -> Iterator[OpSample]:
         for dt, (shape, axis) in dtype_cases(FLOATS, _SOFTMAX_CASES):
             yield OpSample(op, (random_array(rng, shape, dt, -4, 4),), {"axis": axis},
-                           dtypes=(dt,), **accumulation_tolerance(dt))
+                           dtypes=(dt,))
         with_inf = np.array([[-np.inf, 1.0, 2.0], [0.5, -np.inf, -np.inf]], np.float32)
         yield OpSample(op, (with_inf,), {"axis": -1}, label="minus-inf")
     return fn
@@ -299,8 +299,7 @@ def _batch_norm_samples(rng: np.random.Generator) -> Iterator[OpSample]:
         args = (random_array(rng, shape, dt), random_array(rng, channels, dt),
                 random_array(rng, channels, dt), random_array(rng, channels, dt),
                 random_array(rng, channels, dt, 0.5, 2.0))
-        yield OpSample("batch_norm", args, {"training": training}, dtypes=(dt,) * 5,
-                       **accumulation_tolerance(dt))
+        yield OpSample("batch_norm", args, {"training": training}, dtypes=(dt,) * 5)
 
 
 def _layer_norm_samples(rng: np.random.Generator) -> Iterator[OpSample]:
@@ -308,8 +307,7 @@ def _layer_norm_samples(rng: np.random.Generator) -> Iterator[OpSample]:
         normalized = shape[axis % len(shape):]
         args = (random_array(rng, shape, dt), random_array(rng, normalized, dt),
                 random_array(rng, normalized, dt))
-        yield OpSample("layer_norm", args, {"axis": axis}, dtypes=(dt,) * 3,
-                       **accumulation_tolerance(dt))
+        yield OpSample("layer_norm", args, {"axis": axis}, dtypes=(dt,) * 3)
     x = np.full((2, 3), 7.0, np.float32)
     yield OpSample("layer_norm", (x, np.ones(3, np.float32), np.zeros(3, np.float32)),
                    {"eps": 1e-3}, label="constant-rows")
@@ -320,8 +318,7 @@ def _group_norm_samples(rng: np.random.Generator) -> Iterator[OpSample]:
         channels = (shape[1],)
         args = (random_array(rng, shape, dt), random_array(rng, channels, dt),
                 random_array(rng, channels, dt))
-        yield OpSample("group_norm", args, {"num_groups": groups}, dtypes=(dt,) * 3,
-                       **accumulation_tolerance(dt))
+        yield OpSample("group_norm", args, {"num_groups": groups}, dtypes=(dt,) * 3)
 
 
 SAMPLES: dict[str, SampleFn] = {

@@ -45,8 +45,7 @@ from .compose import (
 from .registry import Attr, DecomposeFn, Emitter, OpDef
 from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor
 from .samples import (
-    COMPLEX, FLOATS, INTEGERS, OpSample, SampleFn, accumulation_tolerance, dtype_cases,
-    random_array,
+    COMPLEX, FLOATS, INTEGERS, OpSample, SampleFn, dtype_cases, random_array,
 )
 
 _REDUCTION = frozenset({"reduction"})
@@ -290,15 +289,13 @@ _ARG_CASES: tuple[tuple[tuple[int, ...], Optional[int], bool], ...] = (
 
 
 def _reduction_samples(op: str, dtypes: tuple[str, ...], *, nonempty: bool = False,
-               accumulates: bool = True, **attrs: Any) -> SampleFn:
+                       **attrs: Any) -> SampleFn:
     cases = _NONEMPTY_CASES if nonempty else _CASES
 
     def fn(rng: np.random.Generator) -> Iterator[OpSample]:
         for dt, (shape, axes, keepdims) in dtype_cases(dtypes, cases):
-            tolerance = accumulation_tolerance(dt) if accumulates else {}
             yield OpSample(op, (random_array(rng, shape, dt),),
-                           {"axes": axes, "keepdims": keepdims, **attrs},
-                           dtypes=(dt,), **tolerance)
+                           {"axes": axes, "keepdims": keepdims, **attrs}, dtypes=(dt,))
     return fn
 
 
@@ -337,10 +334,10 @@ SAMPLES: dict[str, SampleFn] = {
     "var": _moment_samples("var"),
     "std": _moment_samples("std"),
     "logsumexp": _logsumexp_samples,
-    "max": _reduction_samples("max", FLOATS + INTEGERS, nonempty=True, accumulates=False),
-    "min": _reduction_samples("min", FLOATS + INTEGERS, nonempty=True, accumulates=False),
-    "all": _reduction_samples("all", ("bool",), accumulates=False),
-    "any": _reduction_samples("any", ("bool",), accumulates=False),
+    "max": _reduction_samples("max", FLOATS + INTEGERS, nonempty=True),
+    "min": _reduction_samples("min", FLOATS + INTEGERS, nonempty=True),
+    "all": _reduction_samples("all", ("bool",)),
+    "any": _reduction_samples("any", ("bool",)),
     "argmax": _arg_reduction_samples("argmax"),
     "argmin": _arg_reduction_samples("argmin"),
 }

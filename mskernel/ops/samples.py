@@ -20,13 +20,14 @@ from __future__ import annotations
 import zlib
 from dataclasses import dataclass, field
 from itertools import cycle
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence, TypedDict
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType, as_storage, dtype as to_dtype
 from ..ir.graph import Graph, Value
+from ..ir.lookup import OpLookup, OpSchema
 from ..ir.types import TOKEN, RefType, TensorType, Type
 from ..runtime.state import TOKEN_VALUE, RefCell
 
@@ -42,8 +43,8 @@ class OpSample:
     :mod:`mskernel.ir.dtypes`) — or :class:`RefCell` / ``TOKEN_VALUE`` for stateful ops;
     ``dtypes`` gives the IR dtype of each array argument where it differs from the
     array's own (needed for bfloat16 only).  ``regions`` are the sub-graphs of region ops.
-    ``rtol``/``atol`` override the dtype's default tolerance for backends' comparisons (for
-    ops whose result is sensitive to summation order, say).
+    ``rtol``/``atol`` override the tolerance of backends' comparisons: the dtype's default,
+    or for ops that sum, the accumulation bound (:mod:`mskernel.testing.accumulation`).
     """
 
     op: str
@@ -78,6 +79,14 @@ class OpSample:
 SampleFn = Callable[["np.random.Generator"], Iterable[OpSample]]
 
 
+def sample_graph(sample: OpSample, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
+    """A graph applying the sample's op once to fresh inputs; its outputs are the op's."""
+    b = GraphBuilder(sample.op.replace(".", "_"), registry)
+    inputs = [b.input(t) for t in sample.arg_types()]
+    out = b.op(sample.op, *inputs, regions=sample.regions, **dict(sample.attrs))
+    return b.build(list(out) if isinstance(out, tuple) else [out])
+
+
 def sample_rng(seed: int, subject: str) -> np.random.Generator:
     """The generator for ``subject`` (an op or graph name) under ``seed``: the same on every
     machine and Python process, so a printed seed reproduces a failure."""
@@ -107,30 +116,6 @@ INTEGERS = ("int32", "int64", "int8", "uint8")
 COMPLEX = ("complex64", "complex128")
 #: Dtypes a data-movement op is sampled on: one or more of each family.
 DATA_DTYPES = ("float32", "bfloat16", "int64", "bool", "complex64", "uint8", "float16", "int32")
-
-# Looser (rtol, atol) for results that depend on summation order, by dtype.
-_ACCUMULATION_TOLERANCE = {
-    "float16": (1e-2, 1e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-5, 1e-5),
-    "complex64": (1e-5, 1e-5), "float64": (1e-12, 1e-13), "complex128": (1e-12, 1e-13),
-}
-
-
-class Tolerance(TypedDict, total=False):
-    """``rtol``/``atol`` keyword arguments of :class:`OpSample`."""
-
-    rtol: float
-    atol: float
-
-
-def accumulation_tolerance(dt: str) -> Tolerance:
-    """``rtol``/``atol`` keyword arguments of :class:`OpSample` for a result that sums many
-    terms of dtype ``dt`` (empty for exact dtypes): backends may add in another order or
-    accumulate in the dtype itself."""
-    if to_dtype(dt).is_inexact:
-        rtol, atol = _ACCUMULATION_TOLERANCE[to_dtype(dt).name]
-        return {"rtol": rtol, "atol": atol}
-    return {}
-
 
 def dtype_cases(dtypes: tuple[str, ...], cases: tuple[Any, ...]) -> Iterator[tuple[str, Any]]:
     """Every case for the first dtype, then the first two cases for each other dtype."""

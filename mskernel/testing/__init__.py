@@ -5,6 +5,9 @@ dtype family it accepts — are attached to it under the rule kind ``"samples"``
 (:mod:`mskernel.ops.samples`), the core's beside their op definitions and a plugin's by the
 plugin, so one table drives the reference tests, the text round trip, the pass property
 tests, autodiff's rule checks and backend conformance.  :func:`samples_for` reads it.
+Results that sum are compared within the bound of
+:func:`~mskernel.testing.accumulation.tolerance_for_reduction`, which holds whatever order a
+backend sums in.
 """
 
 from __future__ import annotations
@@ -14,15 +17,20 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from ..defaults import op_registry, rule_registry
-from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType
-from ..ir.graph import Graph
-from ..ir.lookup import OpLookup, OpSchema
-from ..ops.samples import SAMPLES_RULE, OpSample, SampleFn, random_array, region, sample_rng
+from ..ops.samples import (
+    SAMPLES_RULE, OpSample, SampleFn, random_array, region, sample_graph, sample_rng,
+)
+from .accumulation import (
+    ACCUMULATION_RULE, Accumulation, AccumulationFn, accumulation_of, sample_tolerances,
+    tolerance, tolerance_for_reduction, unit_roundoff,
+)
 
 __all__ = [
-    "SAMPLES_RULE", "OpSample", "SampleFn", "all_samples", "assert_close", "random_array",
-    "region", "sample_graph", "sample_rng", "samples_for", "tolerance",
+    "ACCUMULATION_RULE", "Accumulation", "AccumulationFn", "SAMPLES_RULE", "OpSample",
+    "SampleFn", "accumulation_of", "all_samples", "assert_close", "mismatch", "random_array",
+    "region", "sample_graph", "sample_rng", "sample_tolerances", "samples_for", "tolerance",
+    "tolerance_for_reduction", "unit_roundoff",
 ]
 
 
@@ -41,28 +49,35 @@ def all_samples(seed: int = 0, *, owner: Optional[str] = None) -> Iterator[OpSam
             yield from samples_for(op, seed)
 
 
-def sample_graph(sample: OpSample, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
-    """A graph applying the sample's op once to fresh inputs; its outputs are the op's."""
-    b = GraphBuilder(sample.op.replace(".", "_"), registry)
-    inputs = [b.input(t) for t in sample.arg_types()]
-    out = b.op(sample.op, *inputs, regions=sample.regions, **dict(sample.attrs))
-    return b.build(list(out) if isinstance(out, tuple) else [out])
-
-
-def tolerance(dt: DType) -> tuple[float, float]:
-    """Default (rtol, atol) for comparing results of dtype ``dt`` computed two ways."""
-    return {
-        "float16": (1e-3, 1e-3), "bfloat16": (1e-2, 1e-2), "float32": (1e-5, 1e-6),
-        "float64": (1e-12, 1e-14), "complex64": (1e-5, 1e-6), "complex128": (1e-12, 1e-14),
-    }.get(dt.name, (0.0, 0.0))
+def mismatch(actual: Any, expected: Any, dt: DType, rtol: Optional[float] = None,
+             atol: Any = None) -> Optional[str]:
+    """Why ``actual`` differs from ``expected`` beyond the tolerance of ``dt`` (default:
+    :func:`tolerance`; exact for bool and integer types; NaNs must match), or ``None`` when it
+    does not.  ``atol`` may be an array broadcasting to the result (one bound per element)."""
+    got, want = np.asarray(actual), np.asarray(expected)
+    if got.shape != want.shape:
+        return f"shape {got.shape}, expected {want.shape}"
+    d_rtol, d_atol = tolerance(dt)
+    rtol, atol = d_rtol if rtol is None else rtol, d_atol if atol is None else atol
+    if dt.is_inexact:
+        ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
+    else:
+        ok = got == want
+    if ok.all():
+        return None
+    bad = np.argwhere(~ok)
+    where = tuple(int(i) for i in bad[0])
+    here = float(np.broadcast_to(atol, got.shape)[where]) if dt.is_inexact else 0.0
+    bound = f"rtol {rtol:g}, atol {here:g} there" if dt.is_inexact else "exact"
+    return (f"{len(bad)} of {ok.size} elements differ ({bound}); first at {list(where)}: "
+            f"got {got[where]}, expected {want[where]}")
 
 
 def assert_close(actual: Any, expected: Any, dt: DType, *, rtol: Optional[float] = None,
-                 atol: Optional[float] = None, what: str = "") -> None:
-    """Compare with the dtype's tolerance (exact for bool and integer types); NaNs must match."""
-    d_rtol, d_atol = tolerance(dt)
-    np.testing.assert_allclose(
-        np.asarray(actual), np.asarray(expected),
-        rtol=d_rtol if rtol is None else rtol, atol=d_atol if atol is None else atol,
-        equal_nan=True, err_msg=what,
-    )
+                 atol: Any = None, what: str = "") -> None:
+    """Compare with the dtype's tolerance (exact for bool and integer types); NaNs must match.
+    ``atol`` may be an array of one bound per element (see :func:`tolerance_for_reduction`)."""
+    reason = mismatch(actual, expected, dt, rtol, atol)
+    if reason:
+        raise AssertionError(f"{what}: {reason}" if what else reason)
+

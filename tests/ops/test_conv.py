@@ -142,6 +142,24 @@ def test_conv_transpose_is_the_adjoint_of_conv():
     np.testing.assert_allclose(np.vdot(y, g), np.vdot(x, back), rtol=1e-12)
 
 
+@pytest.mark.parametrize("x_shape, w_shape, padding", [
+    ((1, 2, 2), (1, 1, 3, 3), [2, 2, 2, 2]),
+    ((2, 1, 3), (2, 1, 2, 1), [1, 1, 0, 0]),
+    ((1, 3), (1, 2, 2), [2, 2]),
+])
+def test_conv_transpose_whose_padding_crops_the_whole_output_is_empty(x_shape, w_shape, padding):
+    # PyTorch gives these empty results for an empty batch (and refuses other batches); the
+    # result is empty whatever the batch.
+    w = np.ones(w_shape)
+    torch_shape = CONV_TRANSPOSE[len(x_shape) - 1](
+        torch.ones((0,) + x_shape, dtype=torch.float64), torch.from_numpy(w),
+        padding=padding[::2]).shape
+    assert 0 in torch_shape[2:]
+    for batch in (0, 2):
+        ours = run_op("conv_transpose", np.ones((batch,) + x_shape), w, padding=padding)
+        assert ours.shape == (batch,) + tuple(torch_shape[1:]) and ours.dtype == np.float64
+
+
 def test_half_precision_conv_is_computed_in_float32_and_rounded():
     rng = np.random.default_rng(2)
     x = rng.uniform(-2, 2, (2, 3, 6, 6))
@@ -333,8 +351,8 @@ def test_conv_errors(types, attrs, message):
     ((F32_X, ("f32", (6, 3, 3, 3))), {"stride": [2, 2], "output_padding": [2, 0]},
      r"output_padding must be smaller than stride or dilation.*\[2, 0\] with stride \[2, 2\]"),
     ((F32_X, ("f32", (6, 3, 3, 3))), {"output_padding": [0]}, r"output_padding needs 2 value"),
-    ((("f32", (1, 6, 1, 1)), ("f32", (6, 3, 1, 1))), {"padding": [1, 0, 0, 0]},
-     r"padding 1 \+ 0 along spatial dim 0 removes the whole output of size 1"),
+    ((("f32", (1, 6, 1, 1)), ("f32", (6, 3, 1, 1))), {"padding": [1, 1, 0, 0]},
+     r"padding 1 \+ 1 along spatial dim 0 crops more than the whole output of size 1"),
 ])
 def test_conv_transpose_errors(types, attrs, message):
     with pytest.raises(OpError, match=r"op 'conv_transpose'.*" + message):

@@ -48,6 +48,13 @@ def test_integer_division_by_zero_is_an_error():
         run1("floor_divide", np.array([1, 2]), np.array([1, 0]))
 
 
+@pytest.mark.parametrize("op", ["floor_divide", "remainder"])
+def test_a_zero_divisor_that_divides_nothing_is_no_error(op):
+    # broadcast against no rows, the zero divides no element (NumPy and PyTorch agree)
+    out = run1(op, np.zeros((0, 3), np.int8), np.array([[0, -1, -2]], np.int8))
+    assert out.shape == (0, 3) and out.dtype == np.int8
+
+
 def test_bfloat16_results_are_rounded_to_bfloat16():
     b = GraphBuilder()
     x = b.input(tensor_type("bf16", (3,)))

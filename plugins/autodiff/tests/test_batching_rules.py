@@ -8,11 +8,13 @@ values: seeds 1 to 3), the others keep the first draw, and the rule's result mus
 applied to each example in turn, stacked — for every operand batched alone and for all of
 them batched at once (the predicate of ``If`` included, which takes the per-example path).
 The results come from different kernels (a batched one, one per example), so floating-point
-results are compared with the dtype's tolerance (or the sample's own).
+results are compared with the dtype's tolerance (the accumulation bound of each example for
+ops that sum, or the sample's own).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +24,7 @@ from mskernel.frontend.dispatch import apply
 from mskernel.frontend.tensor import Tensor
 from mskernel.ops import op_registry, rule_registry
 from mskernel.runtime.state import TOKEN_VALUE, RefCell
-from mskernel.testing import OpSample, assert_close, samples_for
+from mskernel.testing import OpSample, assert_close, sample_tolerances, samples_for
 from mskernel_autodiff.batching import BATCH, NOT_BATCHABLE, BatchingError, batch_apply
 
 BATCH_SIZE = 3
@@ -77,9 +79,11 @@ def _outputs(result: Any) -> tuple[Tensor, ...]:
 @pytest.mark.parametrize("sample, draws, pattern", list(_cases()))
 def test_batching_rule_matches_a_loop_over_the_batch(sample, draws, pattern):
     examples = []  # the operands of each example
+    example_samples = []  # each example as a sample, for its accumulation bound
     for draw in draws:
-        examples.append([_tensor(sample, i, (draw if b else sample).args[i])
-                         for i, b in enumerate(pattern)])
+        args = tuple((draw if b else sample).args[i] for i, b in enumerate(pattern))
+        example_samples.append(replace(sample, args=args))
+        examples.append([_tensor(sample, i, arg) for i, arg in enumerate(args)])
     batched_args = [_tensor(sample, i, np.stack([np.asarray(d.args[i]) for d in draws]))
                     if b else examples[0][i] for i, b in enumerate(pattern)]
     attrs = dict(sample.attrs)
@@ -87,10 +91,12 @@ def test_batching_rule_matches_a_loop_over_the_batch(sample, draws, pattern):
     expected = [_outputs(apply(sample.op, *args, regions=sample.regions, **attrs))
                 for args in examples]
     assert len(got) == len(expected[0])
+    bounds = [sample_tolerances(s, [out.dtype for out in got]) for s in example_samples]
     for k, out in enumerate(got):
         want = np.stack([e[k].numpy() for e in expected])
         assert out.shape == want.shape
-        assert_close(out.numpy(), want, out.dtype, rtol=sample.rtol, atol=sample.atol,
+        atol = np.stack([np.broadcast_to(b[k][1], want.shape[1:]) for b in bounds])
+        assert_close(out.numpy(), want, out.dtype, rtol=bounds[0][k][0], atol=atol,
                      what=f"output {k}")
 
 

@@ -1,7 +1,8 @@
 """Conformance: every sample of every op the cpu backend claims, compiled on the cpu backend
-alone (fallback denied), agrees with the reference interpreter within the dtype's tolerance
-(exactly for integers and bools), outputs and ref cells alike.  Ops added to the backend are
-picked up here automatically."""
+alone (fallback denied), agrees with the reference interpreter within the dtype's tolerance —
+the accumulation bound for ops that sum (:mod:`mskernel.testing.accumulation`), exactly for
+integers and bools — outputs and ref cells alike.  Ops added to the backend are picked up here
+automatically."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numpy as np
 import pytest
 
 from mskernel.hooks.host import host
+from mskernel.testing import sample_tolerances
 from mskernel_sdk import (
     SAMPLES_RULE, DeviceArray, RefCell, TOKEN_VALUE, TensorType, TokenType, assert_close,
     rule_registry, run_reference, sample_graph, samples_for,
@@ -51,14 +53,15 @@ def check_sample(expected_sample, sample, compile_cpu):
         expected = run_reference(graph, list(expected_sample.args))
     actual = compile_cpu(graph).run(list(sample.args))
     what = str(sample)
-    for value, got, want in zip(graph.outputs, actual, expected):
+    dtypes = [v.type.dtype if isinstance(v.type, TensorType) else None for v in graph.outputs]
+    bounds = sample_tolerances(sample, dtypes, rule_registry())
+    for value, got, want, (rtol, atol) in zip(graph.outputs, actual, expected, bounds):
         if isinstance(value.type, TensorType):
             assert isinstance(got, DeviceArray) and got.backend.name == "cpu", what
             assert got.data.dtype == device_dtype(value.type.dtype), what
             host_value = got.to_host()
             assert host_value.dtype == want.dtype and host_value.shape == want.shape, what
-            assert_close(host_value, want, value.type.dtype, rtol=sample.rtol, atol=sample.atol,
-                         what=what)
+            assert_close(host_value, want, value.type.dtype, rtol=rtol, atol=atol, what=what)
         elif isinstance(value.type, TokenType):
             assert got is TOKEN_VALUE
         else:

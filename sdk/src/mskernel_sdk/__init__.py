@@ -59,7 +59,12 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - test helpers: :func:`register_plugin`, :class:`OpSample`, :data:`SampleFn`,
   :func:`samples_for`, :func:`sample_graph`, :func:`random_array`, :func:`assert_close`,
   :func:`tolerance`, :func:`run_reference`, and :class:`VJPBuilder` (what an autodiff plugin
-  gives the conformance kit).
+  gives the conformance kit);
+- tolerances of results that accumulate: :func:`tolerance_for_reduction` (the error bound
+  of a sum of ``n`` terms in any order), and what an op that sums attaches under
+  :data:`ACCUMULATION_RULE` for the kit: a function of a sample returning its
+  :class:`Accumulation` (terms per result element, their absolute values' sum, which
+  :func:`on_magnitudes` computes for sums of products).
 """
 
 from mskernel import PLUGIN_API_VERSION
@@ -106,7 +111,11 @@ from mskernel.runtime import (
     DeviceArray, Executable, HostKernel, OpSupport, RefCell, compile_graph,
 )
 from mskernel.runtime.registry import BackendRegistry
-from mskernel.testing import OpSample, SampleFn, assert_close, random_array, sample_graph, tolerance
+from mskernel.testing import (
+    ACCUMULATION_RULE, Accumulation, OpSample, SampleFn, assert_close, random_array,
+    sample_graph, tolerance, tolerance_for_reduction,
+)
+from mskernel.testing.accumulation import on_magnitudes
 
 from .kit.gradients import VJPBuilder
 from .models import read_model
@@ -118,13 +127,13 @@ from .versioning import core_requirement
 __version__ = "0.1.0"
 
 __all__ = [
-    "ApplyResult", "Attr", "Availability", "Backend", "BackendError", "BackendRegistry",
-    "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DType", "DeviceArray",
-    "EinsumTerm", "Emitter", "Executable", "FUSED_TRAIT", "FileFormatError", "Graph",
-    "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel", "InferError", "Interposer", "Model",
-    "ModelReaderRegistry", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError",
-    "OpLookup", "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION",
-    "Parameter", "Pass", "PassContext",
+    "ACCUMULATION_RULE", "Accumulation", "ApplyResult", "Attr", "Availability", "Backend",
+    "BackendError", "BackendRegistry", "Capabilities", "CommandRegistry", "CompileOptions",
+    "ContainerKind", "DType", "DeviceArray", "EinsumTerm", "Emitter", "Executable",
+    "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel",
+    "InferError", "Interposer", "Model", "ModelReaderRegistry", "MskernelError",
+    "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup", "OpRegistry", "OpSample",
+    "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
     "PassManager", "PassRegistry", "PassReport", "PassResult", "Pat", "PatternPass", "Patterns",
     "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
     "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE",
@@ -132,10 +141,11 @@ __all__ = [
     "active_trace", "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
     "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
     "do_not_convert", "dtype", "hookimpl", "interpose", "load_model", "make_node",
-    "map_regions", "normalize_axes", "op_registry", "outside_traces", "parse_einsum",
-    "quote_name", "random_array", "read_container", "read_model", "reduced_shape",
-    "register_plugin", "require_kind", "require_tensor", "rewrite_nodes", "rule_registry",
-    "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for", "save_model",
-    "tensor_type", "tolerance", "trace_function", "tree_flatten", "tree_unflatten",
-    "user_callables", "verify", "widened", "write_atomically", "write_container",
+    "map_regions", "normalize_axes", "on_magnitudes", "op_registry", "outside_traces",
+    "parse_einsum", "quote_name", "random_array", "read_container", "read_model",
+    "reduced_shape", "register_plugin", "require_kind", "require_tensor", "rewrite_nodes",
+    "rule_registry", "run_pipeline", "run_reference", "same_dtype", "sample_graph",
+    "samples_for", "save_model", "tensor_type", "tolerance", "tolerance_for_reduction",
+    "trace_function", "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened",
+    "write_atomically", "write_container",
 ]

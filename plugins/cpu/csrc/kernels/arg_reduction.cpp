@@ -112,7 +112,7 @@ int64_t short_line_arg_extreme(const T* x, int64_t n) {
 
 template <bool Largest>
 Kernel arg_extreme(KernelContext& ctx) {
-  const TensorInfo& input = ctx.inputs[0];
+  const TensorInfo& input = ctx.input(0);
   const std::optional<int64_t> axis = ctx.attrs.get_optional_int("axis");
   const AxisSplit s = axis ? split_axis(input.shape, *axis) : AxisSplit{1, input.numel(), 1};
   const int64_t tiles = (s.inner + kTile - 1) / kTile;

@@ -24,8 +24,17 @@ int64_t plan_pixel_block(int64_t pixels, int64_t rows, size_t item, int64_t min_
   return std::min(block, pixels);
 }
 
+std::string direct_tiles(const DirectConvPlan& d) {
+  return d.channel_vectors == 0 ? "pixel vectors"
+                                : std::to_string(d.channel_vectors) + " channel vector(s)";
+}
+
+bool depth_is_identity(const WindowGeometry& g) {
+  return g.in[0] == 1 && g.kernel[0] == 1 && g.out[0] == 1 && g.pad_lo[0] == 0;
+}
+
 ConvPlan plan_conv(const KernelContext& ctx) {
-  const TensorInfo &x = ctx.inputs[0], &w = ctx.inputs[1], &y = ctx.outputs[0];
+  const TensorInfo &x = ctx.input(0), &w = ctx.input(1), &y = ctx.output(0);
   ConvPlan p;
   const std::vector<int64_t> ones(x.rank() - 2, 1);
   p.window = window_geometry(spatial_dims(x.shape), spatial_dims(y.shape), spatial_dims(w.shape),
@@ -132,14 +141,15 @@ Kernel conv(KernelContext& ctx) {
   const ConvPlan plan = plan_conv(ctx);
   ctx.workspace_bytes = plan.workspace_bytes;
   if (plan.direct.used) {
-    ctx.detail = "direct, blocks of " + std::to_string(plan.direct.row_block) + " rows, ";
+    ctx.detail = "direct over " + direct_tiles(plan.direct) + ", blocks of " +
+                 std::to_string(plan.direct.row_block) + " rows, ";
   } else {
     ctx.detail = std::string(plan.pointwise && !plan.widened ? "gemm" : "im2col + gemm") +
                  (plan.widened ? " in float32" : "") + ", blocks of " +
                  std::to_string(plan.block) + " pixels, ";
   }
   ctx.detail += std::to_string(plan.slots.slots) + " range(s)";
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return [plan](const Args& args) {
       conv_forward<T>(plan, args.in<T>(0), args.in<T>(1), Epilogue<T>{}, args.out<T>(0),

@@ -39,6 +39,9 @@ constexpr int kChannels = 4;           // output channels of a pixel-vector tile
 constexpr int64_t kMaxVectors = 3;     // pixel vectors of a pixel-vector tile
 constexpr int kAccumulators = 12;      // vector registers of accumulators (of 16)
 constexpr size_t kTileBytes = 256 << 10;
+constexpr int64_t kMaxExtent = int64_t(1) << 20;      // window extents and output widths
+constexpr int64_t kMaxStride = 16;                     // stride phases of a tile row
+constexpr int64_t kMaxTileFloats = int64_t(16) << 20;  // 64 MiB of input tile per task
 
 // Pixel vectors: acc[c][j] = sum over input channels and taps of w[c] * the 8 pixels of vector
 // j, then stored to the `channels` valid output planes.
@@ -243,11 +246,18 @@ bool plan_direct_conv(ConvPlan& p) {
   const WindowGeometry& g = p.window;
   // 1x1 kernels read each input once: the copy into a tile would cost as much as the
   // multiplications, which gemm does at least as fast.
-  if (g.in[0] != 1 || g.kernel[0] != 1 || g.taps() == 1) return false;
+  if (g.taps() == 1 || !depth_is_identity(g)) return false;
   DirectConvPlan& d = p.direct;
   const int64_t vectors = (g.out[2] + kLanes - 1) / kLanes;
   const int64_t extent_h = g.dilation[1] * (g.kernel[1] - 1) + 1;
   const int64_t extent_w = g.dilation[2] * (g.kernel[2] - 1) + 1;
+  // Tiles span the window's extent: a dilation as large as the padding allows would make
+  // tiles of mostly padding, as large as the attributes say.  im2col's scratch is bounded by
+  // the tensors instead.
+  if (extent_h > kMaxExtent || extent_w > kMaxExtent || g.stride[2] > kMaxStride ||
+      g.out[2] > kMaxExtent) {
+    return false;
+  }
   const int64_t step = g.stride[2];
   d.phase_width = vectors * kLanes + (extent_w - 1) / step;
   d.tile_width = step * d.phase_width;
@@ -269,6 +279,10 @@ bool plan_direct_conv(ConvPlan& p) {
   d.row_block = std::min((g.out[1] + splits - 1) / splits, fitting);
   d.row_blocks = (g.out[1] + d.row_block - 1) / d.row_block;
   d.tile_floats = p.in_per_group * d.tile_rows(d.row_block, g) * d.tile_width;
+  if (d.tile_floats > kMaxTileFloats) {
+    p.direct = DirectConvPlan{};
+    return false;
+  }
   // Channel vectors where pixel vectors would run past the row ends (and C_out/G allows).
   if (g.out[2] % kLanes != 0 && p.out_per_group % kLanes == 0) {
     d.channel_vectors = p.out_per_group % (2 * kLanes) == 0 ? 2 : 1;

@@ -31,7 +31,7 @@ struct TransposePlan {
 };
 
 TransposePlan plan_transpose(const KernelContext& ctx, bool widened, size_t item) {
-  const TensorInfo &x = ctx.inputs[0], &w = ctx.inputs[1], &y = ctx.outputs[0];
+  const TensorInfo &x = ctx.input(0), &w = ctx.input(1), &y = ctx.output(0);
   TransposePlan p;
   const std::vector<int64_t> ones(x.rank() - 2, 1);
   p.window = window_geometry(spatial_dims(y.shape), spatial_dims(x.shape), spatial_dims(w.shape),
@@ -98,7 +98,7 @@ void transpose_products(const TransposePlan& p, const C* x, const C* w, C* y, vo
 }
 
 Kernel conv_transpose(KernelContext& ctx) {
-  const DType dtype = ctx.inputs[0].dtype;
+  const DType dtype = ctx.input(0).dtype;
   const bool widened = dtype == DType::Float16 || dtype == DType::BFloat16;
   const TransposePlan plan = plan_transpose(ctx, widened, widened ? 4 : itemsize(dtype));
   ctx.workspace_bytes = plan.widened_bytes + plan.slots.bytes();

@@ -59,7 +59,7 @@ constexpr int64_t kBlock = 256;
 template <class S, class T>
 Kernel scan(KernelContext& ctx, bool reverse, bool exclusive) {
   using A = typename S::template acc<T>;
-  const AxisSplit l = split_axis(ctx.inputs[0].shape, ctx.attrs.get_int("axis"));
+  const AxisSplit l = split_axis(ctx.input(0).shape, ctx.attrs.get_int("axis"));
   const int64_t block = std::min(l.inner, kBlock);
   const int64_t blocks = block == 0 ? 0 : (l.inner + block - 1) / block;
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, l.extent * block));
@@ -117,8 +117,8 @@ template <class S>
 Kernel scan_op(KernelContext& ctx) {
   const bool reverse = ctx.attrs.has("reverse") && ctx.attrs.get_bool("reverse");
   const bool exclusive = ctx.attrs.has("exclusive") && ctx.attrs.get_bool("exclusive");
-  if (ctx.outputs[0].numel() == 0) return [](const Args&) {};
-  return dispatch<S::kDTypes>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  if (ctx.output(0).numel() == 0) return [](const Args&) {};
+  return dispatch<S::kDTypes>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     return scan<S, typename decltype(tag)::type>(ctx, reverse, exclusive);
   });
 }

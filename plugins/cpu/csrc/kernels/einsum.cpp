@@ -466,7 +466,7 @@ template <class T>
 Kernel general_kernel(KernelContext& ctx, const Equation& eq) {
   std::vector<LabelStrides> strides;
   for (size_t i = 0; i < eq.inputs.size(); ++i) {
-    strides.push_back(label_strides(eq.inputs[i], ctx.inputs[i].shape));
+    strides.push_back(label_strides(eq.inputs[i], ctx.input(i).shape));
   }
   Labels summed;
   for (const Labels& term : eq.inputs) {
@@ -491,11 +491,11 @@ Kernel einsum(KernelContext& ctx) {
     throw Error(ErrorKind::Value, "einsum: more than 32 operands");
   }
   const Equation eq = parse_equation(ctx.attrs.get_str("equation"), ctx.inputs);
-  if (ctx.outputs[0].numel() == 0) return [](const Args&) {};
+  if (ctx.output(0).numel() == 0) return [](const Args&) {};
   bool empty_label = false;
   for (int64_t size : eq.sizes) empty_label = empty_label || size == 0;
   const bool two_operands = ctx.inputs.size() == 2 && !empty_label;
-  return dispatch<kNumeric>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kNumeric>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {
       return general_kernel<T>(ctx, eq);

@@ -14,8 +14,8 @@ namespace {
 
 Kernel constant(KernelContext& ctx) {
   const ArrayAttr& value = ctx.attrs.get_array("value");
-  const DType dtype = ctx.outputs[0].dtype;
-  auto bytes = std::make_shared<std::vector<unsigned char>>(ctx.outputs[0].nbytes());
+  const DType dtype = ctx.output(0).dtype;
+  auto bytes = std::make_shared<std::vector<unsigned char>>(ctx.output(0).nbytes());
   if (dtype == DType::BFloat16 && value.dtype == DType::Float32) {
     const size_t count = value.bytes.size() / sizeof(float);
     for (size_t i = 0; i < count; ++i) {
@@ -37,9 +37,9 @@ Kernel constant(KernelContext& ctx) {
 }
 
 Kernel full(KernelContext& ctx) {
-  const int64_t count = ctx.outputs[0].numel();
-  const ElementBytes value = element_bytes(ctx.outputs[0].dtype, ctx.attrs.get_float("value"));
-  return dispatch_element_size(itemsize(ctx.outputs[0].dtype), [&](auto tag) -> Kernel {
+  const int64_t count = ctx.output(0).numel();
+  const ElementBytes value = element_bytes(ctx.output(0).dtype, ctx.attrs.get_float("value"));
+  return dispatch_element_size(itemsize(ctx.output(0).dtype), [&](auto tag) -> Kernel {
     using E = typename decltype(tag)::type;
     const E element = element_from<E>(value);
     const int64_t grain = std::max<int64_t>(1, kCopyTaskBytes / int64_t(sizeof(E)));
@@ -54,11 +54,11 @@ Kernel full(KernelContext& ctx) {
 
 // The output seen as (outer, length, inner): element (o, j, i) is j.
 Kernel iota(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.outputs[0].shape;
-  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
+  const std::vector<int64_t>& shape = ctx.output(0).shape;
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.output(0).rank());
   const int64_t outer = dims_product(shape, 0, axis), length = shape[axis];
   const int64_t inner = dims_product(shape, axis + 1, shape.size());
-  return dispatch<kNumeric>(ctx.outputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kNumeric>(ctx.output(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     const int64_t lines = outer * length;
     const int64_t line_bytes = int64_t(sizeof(T)) * std::max<int64_t>(1, inner);

@@ -2,8 +2,9 @@
 // elementwise ops computed in one pass over the output, so intermediates never go to memory.
 //
 // Two engines, chosen at compile time by mskernel_cpu/fusion_codegen.py:
-//   - generated C++ (attributes "library", a shared object compiled for the graph and cached
-//     on disk, and "symbol", this node's function in it), which computes a range of output
+//   - generated C++ (attributes "library", the path of a shared object compiled for the graph,
+//     cached on disk and verified by mskernel_cpu/jit_cache.py, "digest", the SHA-256 of its
+//     bytes, and "symbol", this node's function in it), which computes a range of output
 //     elements; the kernel calls it from parallel_for and turns its error code into an Error;
 //   - the interpreter (fused.hpp): the program of attributes "<k>:op", "<k>:operands",
 //     "<k>:dtype" (and each op's own attributes as "<k>.<name>") run over tiles of
@@ -32,12 +33,18 @@ constexpr int kMaxRegisters = 32;
 // failure whose text it wrote to `message`.
 using GeneratedRange = int (*)(const void* const*, void*, int64_t, int64_t, char*, int64_t);
 
-// Shared objects stay loaded for the life of the process (kernels may outlive any owner).
-GeneratedRange load_generated(const std::string& path, const std::string& symbol) {
+// Shared objects stay loaded for the life of the process (kernels may outlive any owner), one
+// handle per digest: `path` is read only the first time a digest is seen.
+GeneratedRange load_generated(const std::string& path, const std::string& digest,
+                              const std::string& symbol) {
+  if (digest.size() != 64) {
+    throw Error(ErrorKind::Value, "cpu.fused_elementwise: attribute 'digest' must be the "
+                                  "SHA-256 (64 hex digits) of the library's bytes");
+  }
   static std::mutex mutex;
   static std::unordered_map<std::string, void*> handles;
   std::lock_guard<std::mutex> lock(mutex);
-  void*& handle = handles[path];
+  void*& handle = handles[digest];
   if (handle == nullptr) handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     throw Error(ErrorKind::Runtime, std::string("cpu.fused_elementwise: cannot load ") + path +
@@ -69,7 +76,14 @@ Kernel generated_kernel(GeneratedRange run, int64_t numel, int64_t grain) {
 struct InputLayout {
   std::vector<int64_t> sizes, strides;
 
-  InputLayout(const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+  // Input `index` of shape `shape`, which must broadcast to `out`.
+  InputLayout(size_t index, const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+    if (!broadcasts_to(shape, out)) {
+      throw Error(ErrorKind::Value, "cpu.fused_elementwise: input " + std::to_string(index) +
+                                        " of shape " + shape_text(shape) +
+                                        " does not broadcast to the output's shape " +
+                                        shape_text(out));
+    }
     const size_t offset = out.size() - shape.size();
     std::vector<int64_t> contiguous(out.size(), 0);
     int64_t stride = 1;
@@ -191,11 +205,11 @@ bool is_half(DType dt) { return dt == DType::Float16 || dt == DType::BFloat16; }
 
 std::shared_ptr<Program> decode(const KernelContext& ctx, int64_t& cost) {
   auto program = std::make_shared<Program>();
-  const std::vector<int64_t>& out_shape = ctx.outputs[0].shape;
+  const std::vector<int64_t>& out_shape = ctx.output(0).shape;
   std::vector<DType> types;
   for (const TensorInfo& info : ctx.inputs) {
+    InputLayout layout(types.size(), info.shape, out_shape);
     types.push_back(info.dtype);
-    InputLayout layout(info.shape, out_shape);
     const bool direct = !is_half(info.dtype) && layout.contiguous();
     const bool scalar = layout.scalar();
     const Gather gather_fn = dispatch<fused::kFusable>(info.dtype, [](auto tag) -> Gather {
@@ -231,7 +245,7 @@ std::shared_ptr<Program> decode(const KernelContext& ctx, int64_t& cost) {
     cost += program->ops.back()->cost();
   }
   program->result = static_cast<int>(types.size()) - 1;
-  const DType out = ctx.outputs[0].dtype;
+  const DType out = ctx.output(0).dtype;
   if (types.back() != out) {
     throw Error(ErrorKind::Type, "cpu.fused_elementwise: the program computes " +
                                      std::string(dtype_name(types.back())) + ", the node " +
@@ -246,14 +260,16 @@ std::shared_ptr<Program> decode(const KernelContext& ctx, int64_t& cost) {
 }
 
 Kernel fused_elementwise(KernelContext& ctx) {
+  ctx.expect_outputs(1);
   int64_t cost = 0;
   const std::shared_ptr<Program> program = decode(ctx, cost);
-  const int64_t numel = ctx.outputs[0].numel();
+  const int64_t numel = ctx.output(0).numel();
   const int64_t grain = std::max<int64_t>(kTile, grain_for(static_cast<int>(cost)));
   const std::string& library = ctx.attrs.get_str("library");
   if (!library.empty()) {
     ctx.detail = "generated C++, " + std::to_string(program->ops.size()) + " ops";
-    return generated_kernel(load_generated(library, ctx.attrs.get_str("symbol")), numel, grain);
+    return generated_kernel(load_generated(library, ctx.attrs.get_str("digest"),
+                                           ctx.attrs.get_str("symbol")), numel, grain);
   }
   ctx.detail = "interpreter, " + std::to_string(program->ops.size()) + " ops";
   return [program, numel, grain](const Args& args) {

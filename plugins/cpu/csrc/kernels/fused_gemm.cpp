@@ -58,10 +58,12 @@ Kernel conv_bias_act(KernelContext& ctx) {
   const ConvPlan plan = plan_conv(ctx);
   const EpilogueSpec spec(ctx);
   ctx.workspace_bytes = plan.workspace_bytes;
-  ctx.detail = std::string(plan.direct.used ? "direct, then per plane" : "im2col + gemm") +
+  ctx.detail = (plan.direct.used ? "direct over " + direct_tiles(plan.direct) + ", then per plane"
+                                 : std::string(plan.pointwise && !plan.widened ? "gemm"
+                                                                               : "im2col + gemm")) +
                (spec.has_bias ? " + bias" : "") + " + " + activation_name(ctx) + ", " +
                std::to_string(plan.slots.slots) + " range(s)";
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float>) {
       if (plan.direct.used) {
@@ -82,7 +84,7 @@ Kernel matmul_bias_act(KernelContext& ctx) {
   const MatmulPlan plan = plan_matmul(ctx);
   const EpilogueSpec spec(ctx);
   ctx.workspace_bytes = plan.workspace_bytes;
-  const DType dtype = ctx.inputs[0].dtype;
+  const DType dtype = ctx.input(0).dtype;
   const bool widened = dtype == DType::Float16 || dtype == DType::BFloat16;
   ctx.detail = std::string(widened ? "sgemm in float32" : "gemm") +
                (spec.has_bias ? " + bias" : "") + " + " + activation_name(ctx);

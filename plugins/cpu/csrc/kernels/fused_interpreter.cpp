@@ -27,8 +27,29 @@ using namespace functors;  // NOLINT: the functors are this file's vocabulary
 template <class Op, class R, class... Ts>
 class MapTile final : public TileOp {
  public:
+  // The spec must read sizeof...(Ts) registers of the types Ts and declare R's type: every
+  // register is read and written as the type the functor works in.
   MapTile(Op op, const InstructionSpec& spec) : op_(op), result_(spec.result) {
-    for (size_t i = 0; i < sizeof...(Ts); ++i) operands_[i] = spec.operands[i];
+    const DType expected[] = {dtype_of<Ts>()...};
+    if (spec.operands.size() != sizeof...(Ts)) {
+      throw Error(ErrorKind::Type, "cpu.fused_elementwise: " + spec.op + " takes " +
+                                       std::to_string(sizeof...(Ts)) + " operand(s), got " +
+                                       std::to_string(spec.operands.size()));
+    }
+    for (size_t i = 0; i < sizeof...(Ts); ++i) {
+      if (spec.operand_types[i] != expected[i]) {
+        throw Error(ErrorKind::Type, "cpu.fused_elementwise: " + spec.op + " operand " +
+                                         std::to_string(i) + " is " +
+                                         dtype_name(spec.operand_types[i]) + ", expected " +
+                                         dtype_name(expected[i]));
+      }
+      operands_[i] = spec.operands[i];
+    }
+    if (spec.result_type != dtype_of<R>()) {
+      throw Error(ErrorKind::Type, "cpu.fused_elementwise: " + spec.op + " gives " +
+                                       dtype_name(dtype_of<R>()) + ", the program says " +
+                                       dtype_name(spec.result_type));
+    }
   }
 
   void run(char* const* registers, int64_t count) const override {
@@ -99,6 +120,9 @@ TileOpPtr cast(const InstructionSpec& spec) {
 }
 
 TileOpPtr where(const InstructionSpec& spec) {
+  if (spec.operand_types.size() != 3) {
+    throw Error(ErrorKind::Type, "cpu.fused_elementwise: where takes 3 operands");
+  }
   return dispatch<kFusable>(spec.operand_types[1], [&](auto tag) -> TileOpPtr {
     using T = typename decltype(tag)::type;
     return std::make_unique<MapTile<Select, T, bool, T, T>>(Select{}, spec);
@@ -190,6 +214,13 @@ std::unique_ptr<TileOp> make_tile_op(const InstructionSpec& spec) {
   const auto it = table.find(spec.op);
   if (it == table.end()) {
     throw Error(ErrorKind::Type, "cpu.fused_elementwise: op '" + spec.op + "' cannot be fused");
+  }
+  if (spec.operand_types.empty()) {
+    throw Error(ErrorKind::Type, "cpu.fused_elementwise: " + spec.op + " reads no register");
+  }
+  if (!contains(kFusable, spec.result_type)) {
+    throw Error(ErrorKind::Type, "cpu.fused_elementwise: cannot fuse " + spec.op + " to " +
+                                     dtype_name(spec.result_type));
   }
   for (DType dt : spec.operand_types) {
     if (!contains(kFusable, dt)) {

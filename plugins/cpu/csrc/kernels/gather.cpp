@@ -45,11 +45,11 @@ void copy_rows(const E* x, E* out, int64_t rows, int64_t width, SourceRow&& sour
 Kernel take_rows(KernelContext& ctx, const IndexSite& site, const std::string& dim,
                  const AxisSplit& lines) {
   const int64_t outer = lines.outer, size = lines.extent, inner = lines.inner;
-  const int64_t count = ctx.inputs[1].numel();
-  if (ctx.outputs[0].numel() == 0 && count == 0) return [](const Args&) {};
-  return dispatch_bytes(ctx.inputs[0].dtype, [&](auto element) -> Kernel {
+  const int64_t count = ctx.input(1).numel();
+  if (ctx.output(0).numel() == 0 && count == 0) return [](const Args&) {};
+  return dispatch_bytes(ctx.input(0).dtype, [&](auto element) -> Kernel {
     using E = typename decltype(element)::type;
-    return dispatch_index(ctx.inputs[1].dtype, [&](auto index) -> Kernel {
+    return dispatch_index(ctx.input(1).dtype, [&](auto index) -> Kernel {
       using I = typename decltype(index)::type;
       return [=](const Args& args) {
         const I* indices = args.in<I>(1);
@@ -80,21 +80,21 @@ Kernel take_rows(KernelContext& ctx, const IndexSite& site, const std::string& d
 }
 
 Kernel gather(KernelContext& ctx) {
-  const int axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
-  const IndexSite site{"gather", "indices", ctx.inputs[1].shape};
+  const int axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.input(0).rank());
+  const IndexSite site{"gather", "indices", ctx.input(1).shape};
   return take_rows(ctx, site, "axis " + std::to_string(axis),
-                   split_axes(ctx.inputs[0].shape, axis, axis + 1));
+                   split_axes(ctx.input(0).shape, axis, axis + 1));
 }
 
 Kernel embedding(KernelContext& ctx) {
-  const IndexSite site{"embedding", "ids", ctx.inputs[1].shape};
-  return take_rows(ctx, site, "the table's rows", split_axes(ctx.inputs[0].shape, 0, 1));
+  const IndexSite site{"embedding", "ids", ctx.input(1).shape};
+  return take_rows(ctx, site, "the table's rows", split_axes(ctx.input(0).shape, 0, 1));
 }
 
 // x viewed as [prod(x.shape[:k]), rest]; tuple t of indices[..., k] picks one row.
 Kernel gather_nd(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.inputs[0].shape;
-  const std::vector<int64_t>& index_shape = ctx.inputs[1].shape;
+  const std::vector<int64_t>& shape = ctx.input(0).shape;
+  const std::vector<int64_t>& index_shape = ctx.input(1).shape;
   const int64_t k = index_shape.back();
   const int64_t tuples = dims_product(index_shape, 0, index_shape.size() - 1);
   const int64_t width = dims_product(shape, k, shape.size());
@@ -103,9 +103,9 @@ Kernel gather_nd(KernelContext& ctx) {
   std::vector<std::string> dims(k);
   for (int64_t i = 0; i < k; ++i) dims[i] = "dimension " + std::to_string(i);
   const IndexSite site{"gather_nd", "indices", index_shape};
-  return dispatch_bytes(ctx.inputs[0].dtype, [&](auto element) -> Kernel {
+  return dispatch_bytes(ctx.input(0).dtype, [&](auto element) -> Kernel {
     using E = typename decltype(element)::type;
-    return dispatch_index(ctx.inputs[1].dtype, [&](auto index) -> Kernel {
+    return dispatch_index(ctx.input(1).dtype, [&](auto index) -> Kernel {
       using I = typename decltype(index)::type;
       return [=](const Args& args) {
         const I* indices = args.in<I>(1);
@@ -128,10 +128,10 @@ Kernel gather_nd(KernelContext& ctx) {
 // out[p, j, q] = x[p', indices[p'', j, q''], q'] where p', p'' (q', q'') are the positions
 // the broadcast output position p (q) reads in x and indices.
 Kernel take_along_axis(KernelContext& ctx) {
-  const std::vector<int64_t>& xs = ctx.inputs[0].shape;
-  const std::vector<int64_t>& is = ctx.inputs[1].shape;
-  const std::vector<int64_t>& os = ctx.outputs[0].shape;
-  const int rank = ctx.inputs[0].rank();
+  const std::vector<int64_t>& xs = ctx.input(0).shape;
+  const std::vector<int64_t>& is = ctx.input(1).shape;
+  const std::vector<int64_t>& os = ctx.output(0).shape;
+  const int rank = ctx.input(0).rank();
   const int axis = normalize_axis(ctx.attrs.get_int("axis"), rank);
   auto head = [&](const std::vector<int64_t>& s) {
     return std::vector<int64_t>(s.begin(), s.begin() + axis);
@@ -142,11 +142,11 @@ Kernel take_along_axis(KernelContext& ctx) {
   const int64_t size = xs[axis], picks = is[axis];
   const int64_t x_inner = dims_product(xs, axis + 1, rank);
   const int64_t i_inner = dims_product(is, axis + 1, rank);
-  const int64_t count = ctx.inputs[1].numel();
+  const int64_t count = ctx.input(1).numel();
   const IndexSite site{"take_along_axis", "indices", is};
   const std::string dim = "axis " + std::to_string(axis);
-  if (ctx.outputs[0].numel() == 0) {
-    return dispatch_index(ctx.inputs[1].dtype, [&](auto index) -> Kernel {
+  if (ctx.output(0).numel() == 0) {
+    return dispatch_index(ctx.input(1).dtype, [&](auto index) -> Kernel {
       using I = typename decltype(index)::type;
       return [=](const Args& args) { check_indices(site, args.in<I>(1), count, dim, size); };
     });
@@ -154,9 +154,9 @@ Kernel take_along_axis(KernelContext& ctx) {
   const OffsetTable before(head(xs), size * x_inner, head(is), picks * i_inner, head(os));
   const OffsetTable after(tail(xs), 1, tail(is), 1, tail(os));
   const int64_t width = static_cast<int64_t>(after.first.size());
-  return dispatch_bytes(ctx.inputs[0].dtype, [&](auto element) -> Kernel {
+  return dispatch_bytes(ctx.input(0).dtype, [&](auto element) -> Kernel {
     using E = typename decltype(element)::type;
-    return dispatch_index(ctx.inputs[1].dtype, [&](auto index) -> Kernel {
+    return dispatch_index(ctx.input(1).dtype, [&](auto index) -> Kernel {
       using I = typename decltype(index)::type;
       return [=](const Args& args) {
         const I* indices = args.in<I>(1);

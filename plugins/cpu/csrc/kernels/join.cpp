@@ -90,8 +90,8 @@ class RowBlockCopy {
 // Inputs joined as column blocks of the output's rows; `axis` indexes the output, and input
 // i has extent[i] along it (1 for stack).
 Kernel join(KernelContext& ctx, size_t axis, const std::vector<int64_t>& extents) {
-  const std::vector<int64_t>& shape = ctx.outputs[0].shape;
-  const int64_t element = static_cast<int64_t>(itemsize(ctx.outputs[0].dtype));
+  const std::vector<int64_t>& shape = ctx.output(0).shape;
+  const int64_t element = static_cast<int64_t>(itemsize(ctx.output(0).dtype));
   const int64_t unit = dims_product(shape, axis + 1, shape.size()) * element;
   const int64_t out_row = shape[axis] * unit;
   RowBlockCopy copy(dims_product(shape, 0, axis));
@@ -105,27 +105,27 @@ Kernel join(KernelContext& ctx, size_t axis, const std::vector<int64_t>& extents
 }
 
 Kernel concat(KernelContext& ctx) {
-  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.output(0).rank());
   std::vector<int64_t> extents;
   for (const TensorInfo& input : ctx.inputs) extents.push_back(input.shape[axis]);
   return join(ctx, axis, extents);
 }
 
 Kernel stack(KernelContext& ctx) {
-  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.outputs[0].rank());
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.output(0).rank());
   return join(ctx, axis, std::vector<int64_t>(ctx.inputs.size(), 1));
 }
 
 Kernel split(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.inputs[0].shape;
-  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
-  const int64_t element = static_cast<int64_t>(itemsize(ctx.inputs[0].dtype));
+  const std::vector<int64_t>& shape = ctx.input(0).shape;
+  const size_t axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.input(0).rank());
+  const int64_t element = static_cast<int64_t>(itemsize(ctx.input(0).dtype));
   const int64_t unit = dims_product(shape, axis + 1, shape.size()) * element;
   const int64_t in_row = shape[axis] * unit;
   RowBlockCopy copy(dims_product(shape, 0, axis));
   int64_t column = 0;
   for (size_t i = 0; i < ctx.outputs.size(); ++i) {
-    const int64_t bytes = ctx.outputs[i].shape[axis] * unit;
+    const int64_t bytes = ctx.output(i).shape[axis] * unit;
     copy.add_block(0, in_row, column, static_cast<int>(i), bytes, 0, bytes);
     column += bytes;
   }

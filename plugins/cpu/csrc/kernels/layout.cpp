@@ -14,20 +14,20 @@ namespace {
 
 Kernel strided_copy_kernel(KernelContext& ctx, const std::vector<int64_t>& shape,
                            const std::vector<int64_t>& strides, int64_t offset) {
-  const StridedCopy copy(shape, strides, offset, itemsize(ctx.inputs[0].dtype));
+  const StridedCopy copy(shape, strides, offset, itemsize(ctx.input(0).dtype));
   ctx.detail = copy.describe();
   return [copy](const Args& args) { copy(args.inputs[0], args.outputs[0]); };
 }
 
 // reshape, squeeze, expand_dims: the same elements in the same order.
 Kernel plain_copy(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.outputs[0].shape;
+  const std::vector<int64_t>& shape = ctx.output(0).shape;
   return strided_copy_kernel(ctx, shape, contiguous_strides(shape), 0);
 }
 
 Kernel transpose(KernelContext& ctx) {
-  const int rank = ctx.inputs[0].rank();
-  const std::vector<int64_t> in_strides = ctx.inputs[0].strides();
+  const int rank = ctx.input(0).rank();
+  const std::vector<int64_t> in_strides = ctx.input(0).strides();
   std::vector<int64_t> perm(rank);
   if (ctx.attrs.is_none("perm")) {
     for (int i = 0; i < rank; ++i) perm[i] = rank - 1 - i;
@@ -36,13 +36,13 @@ Kernel transpose(KernelContext& ctx) {
   }
   std::vector<int64_t> strides(rank);
   for (int i = 0; i < rank; ++i) strides[i] = in_strides[normalize_axis(perm[i], rank)];
-  return strided_copy_kernel(ctx, ctx.outputs[0].shape, strides, 0);
+  return strided_copy_kernel(ctx, ctx.output(0).shape, strides, 0);
 }
 
 Kernel broadcast_to(KernelContext& ctx) {
-  const std::vector<int64_t>& in_shape = ctx.inputs[0].shape;
-  const std::vector<int64_t> in_strides = ctx.inputs[0].strides();
-  const std::vector<int64_t>& shape = ctx.outputs[0].shape;
+  const std::vector<int64_t>& in_shape = ctx.input(0).shape;
+  const std::vector<int64_t> in_strides = ctx.input(0).strides();
+  const std::vector<int64_t>& shape = ctx.output(0).shape;
   const size_t lead = shape.size() - in_shape.size();
   std::vector<int64_t> strides(shape.size(), 0);
   for (size_t d = 0; d < in_shape.size(); ++d) {
@@ -52,9 +52,9 @@ Kernel broadcast_to(KernelContext& ctx) {
 }
 
 Kernel flip(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.inputs[0].shape;
-  const int rank = ctx.inputs[0].rank();
-  std::vector<int64_t> strides = ctx.inputs[0].strides();
+  const std::vector<int64_t>& shape = ctx.input(0).shape;
+  const int rank = ctx.input(0).rank();
+  std::vector<int64_t> strides = ctx.input(0).strides();
   std::vector<bool> flipped(rank, ctx.attrs.is_none("axes"));
   if (!ctx.attrs.is_none("axes")) {
     for (int64_t axis : ctx.attrs.get_ints("axes")) flipped[normalize_axis(axis, rank)] = true;
@@ -80,9 +80,9 @@ int64_t slice_start(int64_t start, int64_t step, int64_t length) {
 }
 
 Kernel slice(KernelContext& ctx) {
-  const int rank = ctx.inputs[0].rank();
-  const std::vector<int64_t>& in_shape = ctx.inputs[0].shape;
-  std::vector<int64_t> strides = ctx.inputs[0].strides();
+  const int rank = ctx.input(0).rank();
+  const std::vector<int64_t>& in_shape = ctx.input(0).shape;
+  std::vector<int64_t> strides = ctx.input(0).strides();
   const std::vector<int64_t>& starts = ctx.attrs.get_ints("starts");
   std::vector<int64_t> axes(starts.size());
   if (ctx.attrs.is_none("axes")) {
@@ -95,18 +95,18 @@ Kernel slice(KernelContext& ctx) {
   int64_t offset = 0;
   for (size_t i = 0; i < axes.size(); ++i) {
     const size_t axis = normalize_axis(axes[i], rank);
-    if (ctx.outputs[0].shape[axis] == 0) continue;  // nothing is read
+    if (ctx.output(0).shape[axis] == 0) continue;  // nothing is read
     offset += slice_start(starts[i], steps[i], in_shape[axis]) * strides[axis];
-    strides[axis] = ctx.outputs[0].shape[axis] == 1 ? 0 : strides[axis] * steps[i];
+    strides[axis] = ctx.output(0).shape[axis] == 1 ? 0 : strides[axis] * steps[i];
   }
-  return strided_copy_kernel(ctx, ctx.outputs[0].shape, strides, offset);
+  return strided_copy_kernel(ctx, ctx.output(0).shape, strides, offset);
 }
 
 // tile: output axis k seen as (reps[k], shape[k]) with source strides (0, stride[k]).
 Kernel tile(KernelContext& ctx) {
   const std::vector<int64_t>& reps = ctx.attrs.get_ints("reps");
-  const std::vector<int64_t>& in_shape = ctx.inputs[0].shape;
-  const std::vector<int64_t> in_strides = ctx.inputs[0].strides();
+  const std::vector<int64_t>& in_shape = ctx.input(0).shape;
+  const std::vector<int64_t> in_strides = ctx.input(0).strides();
   const size_t rank = std::max(reps.size(), in_shape.size());
   const size_t shape_lead = rank - in_shape.size(), reps_lead = rank - reps.size();
   std::vector<int64_t> shape, strides;
@@ -122,14 +122,14 @@ Kernel tile(KernelContext& ctx) {
 // repeat: the repeated axis seen as (size, repeats) with source strides (stride, 0).
 Kernel repeat(KernelContext& ctx) {
   const int64_t repeats = ctx.attrs.get_int("repeats");
-  std::vector<int64_t> shape = ctx.inputs[0].shape;
-  std::vector<int64_t> strides = ctx.inputs[0].strides();
+  std::vector<int64_t> shape = ctx.input(0).shape;
+  std::vector<int64_t> strides = ctx.input(0).strides();
   size_t axis = 0;
   if (ctx.attrs.is_none("axis")) {
-    shape = {ctx.inputs[0].numel()};
+    shape = {ctx.input(0).numel()};
     strides = {1};
   } else {
-    axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.inputs[0].rank());
+    axis = normalize_axis(ctx.attrs.get_int("axis"), ctx.input(0).rank());
   }
   shape.insert(shape.begin() + axis + 1, repeats);
   strides.insert(strides.begin() + axis + 1, 0);

@@ -76,7 +76,7 @@ Kernel integer_kernel(KernelContext& ctx, const Products& p) {
 }  // namespace
 
 Products plan_products(const KernelContext& ctx) {
-  std::vector<int64_t> xs = ctx.inputs[0].shape, ys = ctx.inputs[1].shape;
+  std::vector<int64_t> xs = ctx.input(0).shape, ys = ctx.input(1).shape;
   if (xs.size() == 1) xs.insert(xs.begin(), 1);  // a row [1, k]
   if (ys.size() == 1) ys.push_back(1);           // a column [k, 1]
   Products p;
@@ -126,11 +126,11 @@ MatmulPlan plan_matmul(const KernelContext& ctx) {
   MatmulPlan plan;
   plan.products = plan_products(ctx);
   check_blas_dims(plan.products);
-  const DType dtype = ctx.inputs[0].dtype;
+  const DType dtype = ctx.input(0).dtype;
   if (dtype == DType::Float16 || dtype == DType::BFloat16) {
-    plan.x_numel = ctx.inputs[0].numel();
-    plan.y_numel = ctx.inputs[1].numel();
-    plan.out_numel = ctx.outputs[0].numel();
+    plan.x_numel = ctx.input(0).numel();
+    plan.y_numel = ctx.input(1).numel();
+    plan.out_numel = ctx.output(0).numel();
     plan.workspace_bytes =
         sizeof(float) * static_cast<size_t>(plan.x_numel + plan.y_numel + plan.out_numel);
   }
@@ -178,7 +178,7 @@ namespace {
 Kernel matmul(KernelContext& ctx) {
   const Products p = plan_products(ctx);
   if (p.rows() == 0 || p.m == 0) return [](const Args&) {};
-  return dispatch<kNumeric>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kNumeric>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_integral_v<T>) {
       return integer_kernel<T>(ctx, p);

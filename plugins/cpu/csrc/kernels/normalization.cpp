@@ -104,13 +104,13 @@ Moments moments(const T* x, int64_t runs, int64_t length, int64_t stride) {
 double inverse_std(double variance, double eps) { return 1.0 / std::sqrt(variance + eps); }
 
 Kernel layer_norm(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.inputs[0].shape;
+  const std::vector<int64_t>& shape = ctx.input(0).shape;
   const int rank = static_cast<int>(shape.size());
   const int64_t axis = ctx.attrs.get_int("axis");
   const int first = static_cast<int>(((axis % rank) + rank) % rank);
   const AxisSplit s = split_axes(shape, first, rank);  // [rows, normalised, 1]
   const double eps = ctx.attrs.get_float("eps");
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [s, eps](const Args& args) {
@@ -140,11 +140,11 @@ Kernel layer_norm(KernelContext& ctx) {
 }
 
 Kernel group_norm(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.inputs[0].shape;
+  const std::vector<int64_t>& shape = ctx.input(0).shape;
   const AxisSplit s = split_axes(shape, 1, 2);  // [N, C, spatial]
   const int64_t groups = ctx.attrs.get_int("num_groups");
   const double eps = ctx.attrs.get_float("eps");
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const int64_t per_group = s.extent / groups, block = per_group * s.inner;
@@ -178,11 +178,11 @@ Kernel group_norm(KernelContext& ctx) {
 }
 
 Kernel batch_norm(KernelContext& ctx) {
-  const AxisSplit s = split_axes(ctx.inputs[0].shape, 1, 2);  // [N, C, spatial]
+  const AxisSplit s = split_axes(ctx.input(0).shape, 1, 2);  // [N, C, spatial]
   const double eps = ctx.attrs.get_float("eps");
   const bool training = ctx.attrs.get_bool("training");
   ctx.workspace_bytes = 2 * sizeof(double) * static_cast<size_t>(s.extent);
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [s, eps, training](const Args& args) {

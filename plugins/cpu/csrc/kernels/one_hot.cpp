@@ -10,8 +10,8 @@ namespace mskernel_cpu {
 namespace {
 
 Kernel one_hot(KernelContext& ctx) {
-  const std::vector<int64_t>& is = ctx.inputs[0].shape;
-  const int out_rank = ctx.outputs[0].rank();
+  const std::vector<int64_t>& is = ctx.input(0).shape;
+  const int out_rank = ctx.output(0).rank();
   const int axis =
       normalize_axis(ctx.attrs.get_int("axis"), out_rank);
   const int64_t depth = ctx.attrs.get_int("depth");
@@ -20,13 +20,13 @@ Kernel one_hot(KernelContext& ctx) {
   const int64_t chunk = std::min<int64_t>(std::max<int64_t>(after, 1), 4096);
   const int64_t chunks = (after + chunk - 1) / chunk;
   const int64_t grain = std::max<int64_t>(1, (1 << 16) / std::max<int64_t>(1, depth * chunk));
-  if (ctx.outputs[0].numel() == 0) return [](const Args&) {};
+  if (ctx.output(0).numel() == 0) return [](const Args&) {};
   const double on_value = ctx.attrs.get_float("on_value");
   const double off_value = ctx.attrs.get_float("off_value");
-  return dispatch<kAll>(ctx.outputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kAll>(ctx.output(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     const T on = convert<T>(on_value), off = convert<T>(off_value);
-    return dispatch_index(ctx.inputs[0].dtype, [&](auto index) -> Kernel {
+    return dispatch_index(ctx.input(0).dtype, [&](auto index) -> Kernel {
       using I = typename decltype(index)::type;
       return [=](const Args& args) {
         const I* indices = args.in<I>(0);

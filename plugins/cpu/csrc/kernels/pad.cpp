@@ -93,7 +93,7 @@ void pad_rows(const PadPlan& plan, const E* x, E* y, E value, int64_t begin, int
 Kernel pad(KernelContext& ctx) {
   const std::string& mode = ctx.attrs.get_str("mode");
   const std::vector<int64_t>& pads = ctx.attrs.get_ints("pads");
-  std::vector<int64_t> shape = ctx.inputs[0].shape;
+  std::vector<int64_t> shape = ctx.input(0).shape;
   std::vector<int64_t> widths = pads;
   if (shape.empty()) {  // a scalar: one element, copied
     shape = {1};
@@ -118,7 +118,7 @@ Kernel pad(KernelContext& ctx) {
       0, shape[last] + std::min<int64_t>(low, 0) + std::min<int64_t>(high, 0));
   plan->middle_source = std::max<int64_t>(-low, 0);
   if (plan->length == 0) plan->rows = 0;
-  const DType dtype = ctx.inputs[0].dtype;
+  const DType dtype = ctx.input(0).dtype;
   const ElementBytes value =
       element_bytes(dtype, mode == "constant" ? ctx.attrs.get_float("value") : 0.0);
   return dispatch_element_size(itemsize(dtype), [&](auto tag) -> Kernel {

@@ -46,18 +46,28 @@ template <class C> C lowest() {
 
 // ---- strided windows --------------------------------------------------------------------
 
-// A pooling op's windows, and for each kw the outputs whose tap kw lies inside the input
-// along the last dim.
+// A pooling op's windows; `reach` the taps along each dim that can read inside the input
+// (tap k reads at least k * dilation - pad_lo, so the taps from ceil((in + pad_lo) / dilation)
+// on read only padding, whatever the output: the kernel attribute may be far larger than the
+// input, and work and tables are sized by the reach, never by the attribute); for each kw
+// below the reach, the outputs whose tap kw lies inside the input along the last dim.
 struct PoolWindows {
   WindowGeometry g;
+  Dims reach{1, 1, 1};
   std::vector<std::pair<int64_t, int64_t>> width_ranges;
 
   explicit PoolWindows(const KernelContext& ctx) {
     const std::vector<int64_t>& kernel = ctx.attrs.get_ints("kernel");
-    g = window_geometry(spatial_dims(ctx.inputs[0].shape), spatial_dims(ctx.outputs[0].shape),
+    g = window_geometry(spatial_dims(ctx.input(0).shape), spatial_dims(ctx.output(0).shape),
                         kernel, ctx.attrs, kernel);
-    for (int64_t kw = 0; kw < g.kernel[2]; ++kw) width_ranges.push_back(g.valid_range(2, kw));
+    for (int d = 0; d < 3; ++d) {
+      const int64_t reaching = (g.in[d] + g.pad_lo[d] + g.dilation[d] - 1) / g.dilation[d];
+      reach[d] = std::min(g.kernel[d], reaching);
+    }
+    for (int64_t kw = 0; kw < reach[2]; ++kw) width_ranges.push_back(g.valid_range(2, kw));
   }
+
+  int64_t taps() const { return WindowGeometry::product(reach); }
 };
 
 // For each plane of x [planes, *in], each output (od, oh, ow) gets
@@ -68,7 +78,7 @@ void pool_windows(const PoolWindows& windows, int64_t planes, C init, const T* x
   constexpr int64_t kChunk = 256;  // outputs of a row accumulated at once
   const WindowGeometry& g = windows.g;
   const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels(), step = g.stride[2];
-  parallel_for(planes, plane_grain(out_plane * g.taps()), [&](int64_t begin, int64_t end) {
+  parallel_for(planes, plane_grain(out_plane * windows.taps()), [&](int64_t begin, int64_t end) {
     C acc[kChunk];
     for (int64_t plane = begin; plane < end; ++plane) {
       const T* xp = x + plane * in_plane;
@@ -79,13 +89,13 @@ void pool_windows(const PoolWindows& windows, int64_t planes, C init, const T* x
           for (int64_t ow0 = 0; ow0 < g.out[2]; ow0 += kChunk) {
             const int64_t count = std::min(kChunk, g.out[2] - ow0);
             std::fill(acc, acc + count, init);
-            for (int64_t kd = 0; kd < g.kernel[0]; ++kd) {
+            for (int64_t kd = 0; kd < windows.reach[0]; ++kd) {
               if (!g.inside(0, od, kd)) continue;
-              for (int64_t kh = 0; kh < g.kernel[1]; ++kh) {
+              for (int64_t kh = 0; kh < windows.reach[1]; ++kh) {
                 if (!g.inside(1, oh, kh)) continue;
                 const T* x_row = xp + (g.input_index(0, od, kd) * g.in[1] +
                                        g.input_index(1, oh, kh)) * g.in[2];
-                for (int64_t kw = 0; kw < g.kernel[2]; ++kw) {
+                for (int64_t kw = 0; kw < windows.reach[2]; ++kw) {
                   const auto [lo, hi] =
                       WindowGeometry::clip(windows.width_ranges[kw], ow0, count);
                   if (lo == hi) continue;
@@ -112,13 +122,13 @@ void pool_windows(const PoolWindows& windows, int64_t planes, C init, const T* x
 }
 
 int64_t planes_of(const KernelContext& ctx) {
-  return ctx.outputs[0].numel() == 0 ? 0 : ctx.outputs[0].shape[0] * ctx.outputs[0].shape[1];
+  return ctx.output(0).numel() == 0 ? 0 : ctx.output(0).shape[0] * ctx.output(0).shape[1];
 }
 
 Kernel max_pool(KernelContext& ctx) {
   const PoolWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
-  return dispatch<kReal>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kReal>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes](const Args& args) {
@@ -150,7 +160,7 @@ Kernel avg_pool(KernelContext& ctx) {
   const PoolWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
   const auto divisors = avg_divisors(windows.g, ctx.attrs.get_bool("count_include_pad"));
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes, divisors](const Args& args) {
@@ -170,8 +180,8 @@ struct AdaptiveWindows {
   std::array<std::vector<int64_t>, 3> start, end;
 
   explicit AdaptiveWindows(const KernelContext& ctx) {
-    const std::vector<int64_t> x = spatial_dims(ctx.inputs[0].shape);
-    const std::vector<int64_t> y = spatial_dims(ctx.outputs[0].shape);
+    const std::vector<int64_t> x = spatial_dims(ctx.input(0).shape);
+    const std::vector<int64_t> y = spatial_dims(ctx.output(0).shape);
     const size_t skip = 3 - x.size();
     for (size_t d = 0; d < x.size(); ++d) {
       in[skip + d] = x[d];
@@ -224,7 +234,7 @@ void pool_adaptive(const AdaptiveWindows& a, int64_t planes, C init, const T* x,
 Kernel adaptive_max_pool(KernelContext& ctx) {
   const AdaptiveWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
-  return dispatch<kReal>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kReal>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes](const Args& args) {
@@ -237,7 +247,7 @@ Kernel adaptive_max_pool(KernelContext& ctx) {
 Kernel adaptive_avg_pool(KernelContext& ctx) {
   const AdaptiveWindows windows(ctx);
   const int64_t planes = planes_of(ctx);
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     return [windows, planes](const Args& args) {

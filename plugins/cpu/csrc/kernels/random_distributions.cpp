@@ -78,9 +78,9 @@ Kernel uniform_of(int64_t n, double minval, double maxval) {
 }
 
 Kernel random_uniform(KernelContext& ctx) {
-  const int64_t n = ctx.outputs[0].numel();
+  const int64_t n = ctx.output(0).numel();
   const double minval = ctx.attrs.get_float("minval"), maxval = ctx.attrs.get_float("maxval");
-  return dispatch<kFloat>(ctx.outputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.output(0).dtype, [&](auto tag) -> Kernel {
     return uniform_of<typename decltype(tag)::type>(n, minval, maxval);
   });
 }
@@ -152,10 +152,10 @@ Kernel truncated_normal_of(int64_t n, double lower, double upper, double mean, d
 }
 
 Kernel random_truncated_normal(KernelContext& ctx) {
-  const int64_t n = ctx.outputs[0].numel();
+  const int64_t n = ctx.output(0).numel();
   const double lower = ctx.attrs.get_float("lower"), upper = ctx.attrs.get_float("upper");
   const double mean = ctx.attrs.get_float("mean"), std_dev = ctx.attrs.get_float("std");
-  return dispatch<kFloat>(ctx.outputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.output(0).dtype, [&](auto tag) -> Kernel {
     return truncated_normal_of<typename decltype(tag)::type>(n, lower, upper, mean, std_dev);
   });
 }
@@ -223,9 +223,9 @@ Kernel categorical_of(int64_t rows, int64_t categories) {
 }
 
 Kernel random_categorical(KernelContext& ctx) {
-  const int64_t categories = ctx.inputs[1].shape.back();  // > 0 (the op's rule says)
-  const int64_t rows = ctx.outputs[0].numel();
-  return dispatch<kFloat>(ctx.inputs[1].dtype, [&](auto tag) -> Kernel {
+  const int64_t categories = ctx.input(1).shape.back();  // > 0 (the op's rule says)
+  const int64_t rows = ctx.output(0).numel();
+  return dispatch<kFloat>(ctx.input(1).dtype, [&](auto tag) -> Kernel {
     return categorical_of<typename decltype(tag)::type>(rows, categories);
   });
 }

@@ -17,7 +17,7 @@ namespace mskernel_cpu {
 namespace {
 
 Kernel random_bernoulli(KernelContext& ctx) {
-  const int64_t n = ctx.outputs[0].numel();
+  const int64_t n = ctx.output(0).numel();
   // Exact: p is a double in [0, 1] and 2**32 a power of two; p = 1 gives 2**32 (always true).
   const uint64_t threshold = uint64_t(std::floor(ctx.attrs.get_float("p") * 4294967296.0));
   return [=](const Args& args) {
@@ -69,10 +69,10 @@ Kernel randint_of(int64_t n, uint64_t minval, uint64_t span) {
 }
 
 Kernel random_randint(KernelContext& ctx) {
-  const int64_t n = ctx.outputs[0].numel();
+  const int64_t n = ctx.output(0).numel();
   const uint64_t minval = uint64_t(ctx.attrs.get_int("minval"));
   const uint64_t span = uint64_t(ctx.attrs.get_int("maxval")) - minval;
-  return dispatch<kInteger>(ctx.outputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kInteger>(ctx.output(0).dtype, [&](auto tag) -> Kernel {
     return randint_of<typename decltype(tag)::type>(n, minval, span);
   });
 }
@@ -123,7 +123,7 @@ void sort_bucket(const uint64_t* words, Entry* entries, Entry* spare, int64_t m,
 }
 
 Kernel random_permutation(KernelContext& ctx) {
-  const int64_t n = ctx.outputs[0].numel();
+  const int64_t n = ctx.output(0).numel();
   const int bits = bucket_bits(n);
   const int64_t buckets = int64_t(1) << bits;
   ctx.workspace_bytes = 2 * size_t(n) * sizeof(Entry) + size_t(buckets + 1) * sizeof(int64_t);

@@ -71,9 +71,9 @@ Kernel normal_of(int64_t n, double mean, double std_dev) {
 }
 
 Kernel random_normal(KernelContext& ctx) {
-  const int64_t n = ctx.outputs[0].numel();
+  const int64_t n = ctx.output(0).numel();
   const double mean = ctx.attrs.get_float("mean"), std_dev = ctx.attrs.get_float("std");
-  return dispatch<kFloat>(ctx.outputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.output(0).dtype, [&](auto tag) -> Kernel {
     return normal_of<typename decltype(tag)::type>(n, mean, std_dev);
   });
 }

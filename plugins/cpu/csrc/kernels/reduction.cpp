@@ -107,7 +107,7 @@ struct Layout {
 };
 
 Layout make_layout(const KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.inputs[0].shape;
+  const std::vector<int64_t>& shape = ctx.input(0).shape;
   const int rank = static_cast<int>(shape.size());
   std::vector<char> is_reduced(rank, 0);
   if (auto axes = ctx.attrs.get_optional_ints("axes")) {
@@ -294,7 +294,7 @@ Kernel reduction_kernel(KernelContext& ctx) {
 
 template <class Op, DTypeSet Set>
 Kernel reduction(KernelContext& ctx) {
-  return dispatch<Set>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<Set>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     return reduction_kernel<Op, typename decltype(tag)::type>(ctx);
   });
 }
@@ -302,7 +302,7 @@ Kernel reduction(KernelContext& ctx) {
 // var (std with Root): the mean per output, then the sum of squared deviations from it.
 template <bool Root>
 Kernel moments(KernelContext& ctx) {
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     const Layout L = make_layout(ctx);
     const double divisor = double(std::max<int64_t>(L.count - ctx.attrs.get_int("correction"), 0));
@@ -334,7 +334,7 @@ Kernel moments(KernelContext& ctx) {
 
 // log(sum(exp(x - peak))) + peak, with the peak (the maximum) replaced by 0 when not finite.
 Kernel logsumexp(KernelContext& ctx) {
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     using Peak = Extreme<true>;

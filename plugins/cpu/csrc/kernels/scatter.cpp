@@ -98,11 +98,11 @@ void copy_input(const Args& args, size_t bytes) {
 constexpr int64_t kChunk = 128;
 
 Kernel scatter(KernelContext& ctx) {
-  const std::vector<int64_t>& xs = ctx.inputs[0].shape;
-  const std::vector<int64_t>& is = ctx.inputs[1].shape;
-  const int rank = ctx.inputs[0].rank();
+  const std::vector<int64_t>& xs = ctx.input(0).shape;
+  const std::vector<int64_t>& is = ctx.input(1).shape;
+  const int rank = ctx.input(0).rank();
   const int axis = normalize_axis(ctx.attrs.get_int("axis"), rank);
-  const std::vector<int64_t> x_strides = ctx.inputs[0].strides();
+  const std::vector<int64_t> x_strides = ctx.input(0).strides();
   auto part = [](const std::vector<int64_t>& v, int begin, int end) {
     return std::vector<int64_t>(v.begin() + begin, v.begin() + end);
   };
@@ -112,18 +112,18 @@ Kernel scatter(KernelContext& ctx) {
       box_offsets(part(is, axis + 1, rank), part(x_strides, axis + 1, rank));
   const int64_t picks = is[axis], width = static_cast<int64_t>(after.size());
   const int64_t size = xs[axis], axis_stride = x_strides[axis];
-  const int64_t count = ctx.inputs[1].numel();
+  const int64_t count = ctx.input(1).numel();
   const int64_t chunk = std::min<int64_t>(std::max<int64_t>(width, 1), kChunk);
   const int64_t chunks = (width + chunk - 1) / chunk;
   const int64_t grain = std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(1, picks * chunk));
-  const size_t bytes = ctx.inputs[0].nbytes();
+  const size_t bytes = ctx.input(0).nbytes();
   const IndexSite site{"scatter", "indices", is};
   const std::string dim = "axis " + std::to_string(axis);
   return with_reducer(ctx.attrs.get_str("reduce"), [&](auto reducer) -> Kernel {
     using R = decltype(reducer);
-    return dispatch<R::kDTypes>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+    return dispatch<R::kDTypes>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
       using T = typename decltype(tag)::type;
-      return dispatch_index(ctx.inputs[1].dtype, [&](auto index) -> Kernel {
+      return dispatch_index(ctx.input(1).dtype, [&](auto index) -> Kernel {
         using I = typename decltype(index)::type;
         return [=](const Args& args) {
           const I* indices = args.in<I>(1);
@@ -163,8 +163,8 @@ Kernel scatter(KernelContext& ctx) {
 // ---- scatter by index tuples ------------------------------------------------------------
 
 Kernel scatter_nd(KernelContext& ctx) {
-  const std::vector<int64_t>& xs = ctx.inputs[0].shape;
-  const std::vector<int64_t>& is = ctx.inputs[1].shape;
+  const std::vector<int64_t>& xs = ctx.input(0).shape;
+  const std::vector<int64_t>& is = ctx.input(1).shape;
   const int64_t k = is.back();
   const int64_t tuples = dims_product(is, 0, is.size() - 1);
   const int64_t width = dims_product(xs, k, xs.size());
@@ -174,13 +174,13 @@ Kernel scatter_nd(KernelContext& ctx) {
   for (int64_t i = 0; i < k; ++i) dims[i] = "dimension " + std::to_string(i);
   const int64_t chunk = std::max<int64_t>(64, (1 << 15) / std::max<int64_t>(1, tuples));
   const int64_t chunks = (width + chunk - 1) / chunk;
-  const size_t bytes = ctx.inputs[0].nbytes();
+  const size_t bytes = ctx.input(0).nbytes();
   const IndexSite site{"scatter_nd", "indices", is};
   return with_reducer(ctx.attrs.get_str("reduce"), [&](auto reducer) -> Kernel {
     using R = decltype(reducer);
-    return dispatch<R::kDTypes>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+    return dispatch<R::kDTypes>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
       using T = typename decltype(tag)::type;
-      return dispatch_index(ctx.inputs[1].dtype, [&](auto index) -> Kernel {
+      return dispatch_index(ctx.input(1).dtype, [&](auto index) -> Kernel {
         using I = typename decltype(index)::type;
         return [=](const Args& args) {
           const I* indices = args.in<I>(1);

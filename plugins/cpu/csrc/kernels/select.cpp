@@ -14,7 +14,7 @@ namespace {
 template <size_t Size> struct Bytes { unsigned char b[Size]; };
 
 Kernel where(KernelContext& ctx) {
-  switch (itemsize(ctx.inputs[1].dtype)) {
+  switch (itemsize(ctx.input(1).dtype)) {
     case 1: return map3<bool, uint8_t, uint8_t, uint8_t>(ctx, Select{});
     case 2: return map3<bool, uint16_t, uint16_t, uint16_t>(ctx, Select{});
     case 4: return map3<bool, uint32_t, uint32_t, uint32_t>(ctx, Select{});
@@ -27,16 +27,16 @@ Kernel where(KernelContext& ctx) {
 Kernel clip(KernelContext& ctx) {
   const std::optional<double> low = ctx.attrs.get_optional_float("min");
   const std::optional<double> high = ctx.attrs.get_optional_float("max");
-  return dispatch<kReal>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kReal>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return map1<T, T>(ctx, Clip<compute_t<T>>(low, high));
   });
 }
 
 Kernel cast(KernelContext& ctx) {
-  return dispatch<kAll>(ctx.inputs[0].dtype, [&](auto from) -> Kernel {
+  return dispatch<kAll>(ctx.input(0).dtype, [&](auto from) -> Kernel {
     using From = typename decltype(from)::type;
-    return dispatch<kAll>(ctx.outputs[0].dtype, [&](auto to) -> Kernel {
+    return dispatch<kAll>(ctx.output(0).dtype, [&](auto to) -> Kernel {
       using To = typename decltype(to)::type;
       return map1<From, To>(ctx, Identity{});
     });

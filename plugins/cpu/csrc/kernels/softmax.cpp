@@ -99,9 +99,9 @@ void softmax_tile(const T* x, T* y, C* e, int64_t extent, int64_t stride, int64_
 
 template <bool Log>
 Kernel softmax(KernelContext& ctx) {
-  const AxisSplit s = split_axis(ctx.inputs[0].shape, ctx.attrs.get_int("axis"));
+  const AxisSplit s = split_axis(ctx.input(0).shape, ctx.attrs.get_int("axis"));
   if (s.numel() == 0) return [](const Args&) {};
-  return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     constexpr bool in_output = std::is_same_v<T, C>;  // exponentials kept in y itself

@@ -95,7 +95,7 @@ typename P::type* radix_sort(typename P::type* words, typename P::type* spare, i
 enum class Pick { All, TopSorted, TopByPosition };
 
 AxisSplit lines_of(const KernelContext& ctx) {
-  return split_axis(ctx.inputs[0].shape, ctx.attrs.get_int("axis"));
+  return split_axis(ctx.input(0).shape, ctx.attrs.get_int("axis"));
 }
 
 constexpr int64_t kMaxSlots = 64;
@@ -198,7 +198,7 @@ constexpr DTypeSet kOrdered = kBool | kReal;
 Kernel sort(KernelContext& ctx) {
   const bool descending = ctx.attrs.get_bool("descending");
   const int64_t size = lines_of(ctx).extent;
-  return dispatch<kOrdered>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kOrdered>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return order_lines<T>(ctx, descending, size, Pick::All,
                           [](const Args& args, T value, int64_t out, int64_t) {
@@ -210,7 +210,7 @@ Kernel sort(KernelContext& ctx) {
 Kernel argsort(KernelContext& ctx) {
   const bool descending = ctx.attrs.get_bool("descending");
   const int64_t size = lines_of(ctx).extent;
-  return dispatch<kOrdered>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kOrdered>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return order_lines<T>(ctx, descending, size, Pick::All,
                           [](const Args& args, T, int64_t out, int64_t position) {
@@ -223,7 +223,7 @@ Kernel topk(KernelContext& ctx) {
   const bool largest = ctx.attrs.get_bool("largest");
   const Pick pick = ctx.attrs.get_bool("sorted") ? Pick::TopSorted : Pick::TopByPosition;
   const int64_t k = ctx.attrs.get_int("k");
-  return dispatch<kOrdered>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<kOrdered>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return order_lines<T>(ctx, largest, k, pick,
                           [](const Args& args, T value, int64_t out, int64_t position) {

@@ -46,7 +46,7 @@ Kernel random_key(KernelContext& ctx) {
 
 // Row j is the block of counter (kSplitTag, j).
 Kernel random_split(KernelContext& ctx) {
-  const int64_t num = ctx.outputs[0].shape[0];
+  const int64_t num = ctx.output(0).shape[0];
   return [=](const Args& args) {
     const ThreefryKey k(args.in<uint32_t>(0));
     uint32_t* keys = args.out<uint32_t>(0);
@@ -74,7 +74,7 @@ Kernel random_fold_in(KernelContext& ctx) {
 }
 
 Kernel random_bits(KernelContext& ctx) {
-  const int64_t n = ctx.outputs[0].numel();
+  const int64_t n = ctx.output(0).numel();
   return [=](const Args& args) {
     uint32_t* out = args.out<uint32_t>(0);
     for_each_draw_block(args.in<uint32_t>(0), n, kCheapGrainBlocks,

@@ -14,12 +14,12 @@ namespace {
 // Row i of a matrix keeps columns j with j - i <= k (tril) or j - i >= k (triu).
 template <bool Lower>
 Kernel triangle(KernelContext& ctx) {
-  const std::vector<int64_t>& shape = ctx.inputs[0].shape;  // rank >= 2 (the op's rule says)
+  const std::vector<int64_t>& shape = ctx.input(0).shape;  // rank >= 2 (the op's rule says)
   const int64_t rows = shape[shape.size() - 2], columns = shape.back();
-  const int64_t lines = columns == 0 ? 0 : ctx.inputs[0].numel() / columns;
+  const int64_t lines = columns == 0 ? 0 : ctx.input(0).numel() / columns;
   // Beyond these bounds k keeps or zeroes whole rows; clamping also rules out overflow.
   const int64_t k = std::clamp<int64_t>(ctx.attrs.get_int("k"), -rows - 1, columns + 1);
-  const size_t element = itemsize(ctx.inputs[0].dtype);
+  const size_t element = itemsize(ctx.input(0).dtype);
   const int64_t grain = std::max<int64_t>(1, kCopyTaskBytes / int64_t(columns * element + 1));
   return [=](const Args& args) {
     const auto* x = static_cast<const unsigned char*>(args.inputs[0]);

@@ -22,10 +22,28 @@ std::vector<TensorInfo> tensor_infos(const py::list& specs) {
   return out;
 }
 
+// An int attribute as int64; one in [2**63, 2**64] (a uint64 seed or bound; an exclusive
+// bound of the whole uint64 range) modulo 2**64, as kernels that read it as uint64 expect.
+int64_t int_attr(const std::string& name, const py::handle& value) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+  if (overflow == 0) return v;
+  const py::object two_to_64 = py::int_(1).attr("__lshift__")(64);
+  const py::object wrapped = py::reinterpret_borrow<py::object>(value) - two_to_64;
+  if (overflow > 0 && wrapped.cast<py::int_>() <= py::int_(0)) {
+    return static_cast<int64_t>(PyLong_AsLongLong(wrapped.ptr()));
+  }
+  throw Error(ErrorKind::Value, "attribute '" + name + "' (" + std::string(py::repr(value)) +
+                                    ") does not fit in 64 bits");
+}
+
 AttrValue attr_value(const std::string& name, const py::handle& value) {
   if (value.is_none()) return std::monostate{};
   if (PyBool_Check(value.ptr())) return value.cast<bool>();
-  if (PyLong_Check(value.ptr())) return value.cast<int64_t>();
+  if (PyLong_Check(value.ptr())) return int_attr(name, value);
+  if (runtime_types().dtype && py::isinstance(value, runtime_types().dtype)) {
+    return py::str(value.attr("name")).cast<std::string>();
+  }
   if (PyFloat_Check(value.ptr())) return value.cast<double>();
   if (PyUnicode_Check(value.ptr())) return value.cast<std::string>();
   if (py::isinstance<py::array>(value)) {
@@ -43,7 +61,11 @@ AttrValue attr_value(const std::string& name, const py::handle& value) {
       all_ints = all_ints && is_int;
       all_numbers = all_numbers && (is_int || PyFloat_Check(item.ptr()));
     }
-    if (all_ints) return items.cast<std::vector<int64_t>>();
+    if (all_ints) {
+      std::vector<int64_t> ints;
+      for (const py::handle& item : items) ints.push_back(int_attr(name, item));
+      return ints;
+    }
     if (all_numbers) return items.cast<std::vector<double>>();
   }
   throw Error(ErrorKind::Type, "attribute '" + name + "' (" +
@@ -62,6 +84,12 @@ Attrs attrs_from(const py::dict& attrs) {
 
 std::shared_ptr<PreparedKernel> prepare(const std::string& op, const py::list& inputs,
                                         const py::list& outputs, const py::dict& attrs) {
+  const py::object& check = runtime_types().type_check;
+  if (!check) {
+    throw Error("mskernel_cpu: load the kernels with mskernel_cpu.native.load(), which "
+                "installs the type check every kernel is prepared behind");
+  }
+  check(op, inputs, outputs, attrs);  // raises (naming the op) unless the op's rule agrees
   const std::vector<TensorInfo> in = tensor_infos(inputs), out = tensor_infos(outputs);
   const Attrs packed = attrs_from(attrs);
   KernelContext ctx{op, in, out, packed};
@@ -70,7 +98,16 @@ std::shared_ptr<PreparedKernel> prepare(const std::string& op, const py::list& i
   prepared->kernel = prepare_kernel(ctx);
   prepared->workspace_bytes = ctx.workspace_bytes;
   prepared->detail = ctx.detail;
+  for (const TensorInfo& t : in) prepared->input_bytes.push_back(t.nbytes());
+  for (const TensorInfo& t : out) prepared->output_bytes.push_back(t.nbytes());
   return prepared;
+}
+
+// A port's shape: non-negative dims whose storage bytes are addressable.
+std::vector<int64_t> port_shape(const py::handle& shape, const py::dtype& dtype) {
+  std::vector<int64_t> dims = shape.cast<std::vector<int64_t>>();
+  check_extent("plan", dims, static_cast<size_t>(dtype.itemsize()), "a value");
+  return dims;
 }
 
 std::vector<Port> ports(const py::list& specs) {
@@ -78,17 +115,20 @@ std::vector<Port> ports(const py::list& specs) {
   std::vector<Port> out;
   for (const py::handle& spec : specs) {
     const py::tuple t = spec.cast<py::tuple>();
-    Port port{t[0].cast<int>(), parse_kind(t[1].cast<std::string>()), py::dtype("uint8"),
-              t[3].cast<std::vector<int64_t>>(), py::reinterpret_borrow<py::object>(t[4])};
-    if (!t[2].is_none()) port.dtype = py::dtype::from_args(t[2]);
-    out.push_back(std::move(port));
+    if (t.size() != 5) {
+      throw Error(ErrorKind::Type, "a port is (slot, kind, dtype, shape, wrap)");
+    }
+    const py::dtype dtype = t[2].is_none() ? py::dtype("uint8") : py::dtype::from_args(t[2]);
+    out.push_back(Port{t[0].cast<int>(), parse_kind(t[1].cast<std::string>()), dtype,
+                       port_shape(t[3], dtype), py::reinterpret_borrow<py::object>(t[4])});
   }
   return out;
 }
 
 Port value_port(const py::object& dtype, const std::vector<int64_t>& shape,
                 const py::object& wrap) {
-  return Port{-1, ValueKind::Tensor, py::dtype::from_args(dtype), shape, wrap};
+  const py::dtype storage = py::dtype::from_args(dtype);
+  return Port{-1, ValueKind::Tensor, storage, port_shape(py::cast(shape), storage), wrap};
 }
 
 // ---- bfloat16 storage -------------------------------------------------------------------
@@ -180,7 +220,8 @@ PYBIND11_MODULE(_native, m) {
   m.def("prepare", &mk::prepare, py::arg("op"), py::arg("inputs"), py::arg("outputs"),
         py::arg("attrs"),
         "Run the kernel factory of `op` for inputs/outputs given as (dtype name, shape) and "
-        "bound attributes; returns a PreparedKernel");
+        "bound attributes, after the type check (set_type_check) has accepted them; returns "
+        "a PreparedKernel");
 
   py::class_<mk::StoreArrays, std::shared_ptr<mk::StoreArrays>>(
       m, "StoreArrays", "The arrays one ref_store step puts in its cell, recycled")
@@ -189,7 +230,13 @@ PYBIND11_MODULE(_native, m) {
   py::class_<mk::Plan, std::shared_ptr<mk::Plan>>(m, "Plan")
       .def(py::init<std::string, int64_t, py::object>(), py::arg("name"),
            py::arg("arena_bytes"), py::arg("backend"))
-      .def("add_slot", &mk::Plan::add_slot, py::arg("arena_offset"))
+      .def("add_slot",
+           [](mk::Plan& p, int64_t arena_offset, const std::string& kind, size_t nbytes) {
+             return p.add_slot(arena_offset, mk::parse_kind(kind), nbytes);
+           },
+           py::arg("arena_offset"), py::arg("kind"), py::arg("nbytes"),
+           "A slot of `kind` ('tensor', 'ref', 'token') holding `nbytes` (tensors): in the "
+           "arena at `arena_offset`, or bound when the plan runs (-1)")
       .def("add_constant", &mk::Plan::add_constant, py::arg("data"),
            "A slot holding `data` (C-contiguous, aligned device storage) at every run")
       .def("set_inputs",
@@ -199,12 +246,12 @@ PYBIND11_MODULE(_native, m) {
       .def("add_kernel",
            [](mk::Plan& p, std::shared_ptr<mk::PreparedKernel> kernel, std::vector<int> inputs,
               std::vector<int> outputs, int workspace, std::string label) {
-             p.add_step(mk::kernel_step(std::move(kernel), std::move(inputs), std::move(outputs),
-                                        workspace, std::move(label)));
+             p.add_step(mk::kernel_step(p, std::move(kernel), std::move(inputs),
+                                        std::move(outputs), workspace, std::move(label)));
            })
       .def("add_copy",
            [](mk::Plan& p, int source, int target, size_t nbytes, std::string label) {
-             p.add_step(mk::copy_step(source, target, nbytes, std::move(label)));
+             p.add_step(mk::copy_step(p, source, target, nbytes, std::move(label)));
            })
       .def("add_ref_load",
            [](mk::Plan& p, int ref, int target, py::object dtype, std::vector<int64_t> shape,
@@ -217,20 +264,20 @@ PYBIND11_MODULE(_native, m) {
            [](mk::Plan& p, int ref, int source, py::object dtype, std::vector<int64_t> shape,
               py::object wrap, std::shared_ptr<mk::StoreArrays> arrays, bool taken,
               std::string label) {
-             p.add_step(mk::ref_store_step(ref, source, mk::value_port(dtype, shape, wrap),
+             p.add_step(mk::ref_store_step(p, ref, source, mk::value_port(dtype, shape, wrap),
                                            std::move(arrays), taken, std::move(label)));
            })
       .def("add_acquire",
            [](mk::Plan& p, int target, py::object dtype, std::vector<int64_t> shape,
               std::shared_ptr<mk::StoreArrays> arrays, std::string label) {
-             p.add_step(mk::acquire_step(target, mk::value_port(dtype, shape, py::none()),
+             p.add_step(mk::acquire_step(p, target, mk::value_port(dtype, shape, py::none()),
                                          std::move(arrays), std::move(label)));
            })
       .def("add_if",
            [](mk::Plan& p, int predicate, std::vector<int> operands, std::vector<int> outputs,
               std::shared_ptr<mk::Plan> then_plan, std::shared_ptr<mk::Plan> else_plan,
               std::string label) {
-             p.add_step(mk::if_step(predicate, std::move(operands), std::move(outputs),
+             p.add_step(mk::if_step(p, predicate, std::move(operands), std::move(outputs),
                                     std::move(then_plan), std::move(else_plan),
                                     std::move(label)));
            })
@@ -241,7 +288,7 @@ PYBIND11_MODULE(_native, m) {
               std::shared_ptr<mk::Plan> body, int64_t max_iterations, std::string label) {
              std::vector<mk::ValueKind> parsed;
              for (const auto& kind : kinds) parsed.push_back(mk::parse_kind(kind));
-             p.add_step(mk::while_step(std::move(operands), std::move(outputs), std::move(parsed),
+             p.add_step(mk::while_step(p, std::move(operands), std::move(outputs), std::move(parsed),
                                        std::move(nbytes), scratch, std::move(scratch_offsets),
                                        std::move(cond), std::move(body), max_iterations,
                                        std::move(label)));
@@ -264,10 +311,13 @@ PYBIND11_MODULE(_native, m) {
       .def_property_readonly("name", &mk::Plan::name)
       .def_property_readonly("num_steps", &mk::Plan::num_steps);
 
-  m.def("set_runtime_types", [](py::object device_array, py::object token) {
+  m.def("set_runtime_types", [](py::object device_array, py::object token, py::object dtype) {
     mk::runtime_types().device_array = std::move(device_array);
     mk::runtime_types().token = std::move(token);
+    mk::runtime_types().dtype = std::move(dtype);
   });
+  m.def("set_type_check", [](py::object check) { mk::runtime_types().type_check = std::move(check); },
+        "Install check(op, inputs, outputs, attrs), run by prepare before any kernel factory");
   m.def("kernel_table", [] {
     std::vector<std::pair<std::string, std::vector<std::string>>> table;
     for (const mk::KernelEntry& entry : mk::KernelRegistry::instance().entries()) {
@@ -282,8 +332,9 @@ PYBIND11_MODULE(_native, m) {
   }, "(op name, [dtype names]) for every registered kernel, sorted by op");
   m.def("fusable_ops", &mk::fused::fusable_ops,
         "The elementwise ops the cpu.fused_elementwise kernel can run, sorted");
-  m.def("aligned_empty", [](py::object dtype, std::vector<int64_t> shape) {
-    return mk::aligned_empty(py::dtype::from_args(dtype), shape);
+  m.def("aligned_empty", [](py::object dtype, const py::handle& shape) {
+    const py::dtype storage = py::dtype::from_args(dtype);
+    return mk::aligned_empty(storage, mk::port_shape(shape, storage));
   }, py::arg("dtype"), py::arg("shape"));
   m.def("bfloat16_from_float32", &mk::bfloat16_from_float32,
         "uint16 bfloat16 bit patterns (rounded to nearest even) in a 64-byte aligned array");

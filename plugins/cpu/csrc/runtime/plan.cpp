@@ -1,6 +1,7 @@
 // Plan: binding arguments, running the steps, returning DeviceArrays.
 #include "plan.hpp"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -38,26 +39,139 @@ static void* allocate_arena(int64_t bytes) {
   return data;
 }
 
+size_t storage_bytes(const Port& port) {
+  size_t n = static_cast<size_t>(port.dtype.itemsize());
+  for (int64_t d : port.shape) n *= static_cast<size_t>(d);
+  return n;
+}
+
+static int64_t checked_arena_bytes(int64_t bytes) {
+  if (bytes < 0) throw Error(ErrorKind::Value, "a plan's arena cannot have negative size");
+  return bytes;
+}
+
 Plan::Plan(std::string name, int64_t arena_bytes, py::object backend)
     : name_(std::move(name)),
       backend_(std::move(backend)),
+      arena_bytes_(checked_arena_bytes(arena_bytes)),
       arena_(static_cast<char*>(allocate_arena(arena_bytes)), std::free) {}
 
-int Plan::add_slot(int64_t arena_offset) {
+int Plan::add_slot(int64_t arena_offset, ValueKind kind, size_t nbytes) {
+  const std::string what = "slot " + std::to_string(slots_.size()) + " of @" + name_;
   Slot slot;
-  if (arena_offset >= 0) slot.data = arena_.get() + arena_offset;
+  if (arena_offset >= 0) {
+    if (kind != ValueKind::Tensor || arena_offset % static_cast<int64_t>(kAlignment) != 0 ||
+        nbytes > static_cast<size_t>(arena_bytes_) ||
+        static_cast<size_t>(arena_offset) > static_cast<size_t>(arena_bytes_) - nbytes) {
+      throw Error(ErrorKind::Value, what + ": " + std::to_string(nbytes) + " bytes at arena "
+                                        "offset " + std::to_string(arena_offset) + " do not "
+                                        "fit, aligned, in the arena of " +
+                                        std::to_string(arena_bytes_) + " bytes");
+    }
+    slot.data = arena_.get() + arena_offset;
+  } else if (arena_offset != -1) {
+    throw Error(ErrorKind::Value, what + ": an arena offset is >= 0, or -1 for a bound slot");
+  }
   slots_.push_back(slot);
   slot_offsets_.push_back(arena_offset);
+  slot_info_.push_back(SlotInfo{kind, kind == ValueKind::Tensor ? nbytes : 0,
+                                arena_offset >= 0});
   return static_cast<int>(slots_.size()) - 1;
 }
 
 int Plan::add_constant(py::array data) {
+  if (!(data.flags() & py::array::c_style) ||
+      reinterpret_cast<uintptr_t>(data.data()) % kAlignment != 0) {
+    throw Error(ErrorKind::Value, "a constant of @" + name_ + " must be C-contiguous and " +
+                                      std::to_string(kAlignment) + "-byte aligned");
+  }
   Slot slot;
   slot.data = data.mutable_data();
+  slot_info_.push_back(SlotInfo{ValueKind::Tensor, static_cast<size_t>(data.nbytes()), true});
   constants_.push_back(std::move(data));
   slots_.push_back(slot);
   slot_offsets_.push_back(-1);
   return static_cast<int>(slots_.size()) - 1;
+}
+
+const SlotInfo& Plan::info(int slot, const std::string& what) const {
+  if (slot < 0 || static_cast<size_t>(slot) >= slot_info_.size()) {
+    throw Error(ErrorKind::Index, what + ": slot " + std::to_string(slot) + " is not a slot of @" +
+                                      name_ + " (it has " + std::to_string(slot_info_.size()) +
+                                      ")");
+  }
+  return slot_info_[slot];
+}
+
+static const char* kind_name(ValueKind kind) {
+  switch (kind) {
+    case ValueKind::Tensor: return "tensor";
+    case ValueKind::Ref: return "ref";
+    case ValueKind::Token: return "token";
+  }
+  return "?";
+}
+
+void Plan::check_slot(int slot, ValueKind kind, size_t nbytes, const std::string& what) const {
+  const SlotInfo& s = info(slot, what);
+  if (s.kind != kind) {
+    throw Error(ErrorKind::Type, what + ": slot " + std::to_string(slot) + " holds a " +
+                                     kind_name(s.kind) + ", not a " + kind_name(kind));
+  }
+  if (kind != ValueKind::Tensor) return;
+  if (s.nbytes != nbytes) {
+    throw Error(ErrorKind::Value, what + ": slot " + std::to_string(slot) + " holds " +
+                                      std::to_string(s.nbytes) + " bytes, not " +
+                                      std::to_string(nbytes));
+  }
+  if (!s.has_memory) {
+    throw Error(ErrorKind::Value, what + ": slot " + std::to_string(slot) + " has no memory "
+                                      "(no arena offset, port or earlier step gives it some)");
+  }
+}
+
+void Plan::check_room(int slot, size_t nbytes, const std::string& what) const {
+  const SlotInfo& s = info(slot, what);
+  if (s.kind != ValueKind::Tensor || !s.has_memory || s.nbytes < nbytes) {
+    throw Error(ErrorKind::Value, what + ": slot " + std::to_string(slot) + " has no room for " +
+                                      std::to_string(nbytes) + " bytes");
+  }
+}
+
+void Plan::check_port(int slot, const Port& port, const std::string& what) const {
+  check_slot(slot, port.kind, port.kind == ValueKind::Tensor ? storage_bytes(port) : 0, what);
+}
+
+void Plan::give_memory(int slot, size_t nbytes, const std::string& what) {
+  const SlotInfo& s = info(slot, what);
+  if (s.kind != ValueKind::Tensor || s.nbytes != nbytes) {
+    throw Error(ErrorKind::Value, what + ": slot " + std::to_string(slot) + " is no tensor of " +
+                                      std::to_string(nbytes) + " bytes");
+  }
+  slot_info_[slot].has_memory = true;
+}
+
+void Plan::bind_ports(const std::vector<Port>& ports, const char* what) {
+  for (size_t i = 0; i < ports.size(); ++i) {
+    const std::string where = std::string(what) + " " + std::to_string(i) + " of @" + name_;
+    const SlotInfo& s = info(ports[i].slot, where);
+    if (s.kind != ports[i].kind ||
+        (s.kind == ValueKind::Tensor && s.nbytes != storage_bytes(ports[i]))) {
+      throw Error(ErrorKind::Type, where + ": its slot " + std::to_string(ports[i].slot) +
+                                       " holds another kind or size of value");
+    }
+    if (s.kind == ValueKind::Tensor) slot_info_[ports[i].slot].has_memory = true;
+  }
+}
+
+void Plan::set_inputs(std::vector<Port> ports) {
+  bind_ports(ports, "input");
+  inputs_ = std::move(ports);
+}
+
+void Plan::set_outputs(std::vector<Port> ports) {
+  bind_ports(ports, "output");
+  outputs_ = std::move(ports);
 }
 
 void Plan::execute(const Slot* inputs, Slot* outputs) {
@@ -108,12 +222,6 @@ std::vector<Plan::StepTime> Plan::step_times() const {
                      std::chrono::duration<double>(step_time_[i]).count(), step_calls_[i]});
   }
   return times;
-}
-
-static std::string shape_text(const std::vector<int64_t>& shape) {
-  std::string text = "(";
-  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
-  return text + (shape.size() == 1 ? ",)" : ")");
 }
 
 void* Plan::tensor_argument(const py::handle& arg, size_t index, const Port& port,

@@ -1,17 +1,12 @@
 // The steps of a plan: a kernel call, a copy, ref_load/ref_store (the only steps that touch
 // Python objects, under the GIL), and If/While running sub-plans compiled from regions.
+#include <algorithm>
 #include <cstring>
 
 #include "plan.hpp"
 
 namespace mskernel_cpu {
 namespace {
-
-size_t storage_bytes(const Port& port) {
-  size_t n = static_cast<size_t>(port.dtype.itemsize());
-  for (int64_t d : port.shape) n *= static_cast<size_t>(d);
-  return n;
-}
 
 std::string nested(const std::string& label, const std::string& indent,
                    std::initializer_list<std::pair<const char*, const Plan*>> regions) {
@@ -263,18 +258,49 @@ class WhileStep : public Step {
 
 }  // namespace
 
-std::unique_ptr<Step> kernel_step(std::shared_ptr<PreparedKernel> kernel, std::vector<int> inputs,
-                                  std::vector<int> outputs, int workspace, std::string label) {
+std::unique_ptr<Step> kernel_step(const Plan& plan, std::shared_ptr<PreparedKernel> kernel,
+                                  std::vector<int> inputs, std::vector<int> outputs,
+                                  int workspace, std::string label) {
+  if (!kernel) throw Error(ErrorKind::Type, label + ": no kernel");
+  if (inputs.size() != kernel->input_bytes.size() ||
+      outputs.size() != kernel->output_bytes.size()) {
+    throw Error(ErrorKind::Type, label + ": the kernel of '" + kernel->op + "' was prepared for " +
+                                     std::to_string(kernel->input_bytes.size()) + " input(s) and " +
+                                     std::to_string(kernel->output_bytes.size()) +
+                                     " output(s), the step passes " +
+                                     std::to_string(inputs.size()) + " and " +
+                                     std::to_string(outputs.size()));
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    plan.check_slot(inputs[i], ValueKind::Tensor, kernel->input_bytes[i],
+                    label + " (input " + std::to_string(i) + ")");
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    plan.check_slot(outputs[i], ValueKind::Tensor, kernel->output_bytes[i],
+                    label + " (output " + std::to_string(i) + ")");
+  }
+  if (workspace >= 0 || kernel->workspace_bytes != 0) {
+    plan.check_room(workspace, kernel->workspace_bytes, label + " (workspace)");
+  }
   return std::make_unique<KernelStep>(std::move(kernel), std::move(inputs), std::move(outputs),
                                       workspace, std::move(label));
 }
 
-std::unique_ptr<Step> copy_step(int source, int target, size_t nbytes, std::string label) {
+std::unique_ptr<Step> copy_step(const Plan& plan, int source, int target, size_t nbytes,
+                                std::string label) {
+  plan.check_room(source, nbytes, label + " (source)");
+  plan.check_room(target, nbytes, label + " (target)");
   return std::make_unique<CopyStep>(source, target, nbytes, std::move(label));
 }
 
-std::unique_ptr<Step> ref_load_step(const Plan& plan, int ref, int target, Port value,
-                                    bool alias, std::string label) {
+std::unique_ptr<Step> ref_load_step(Plan& plan, int ref, int target, Port value, bool alias,
+                                    std::string label) {
+  plan.check_slot(ref, ValueKind::Ref, 0, label + " (cell)");
+  if (alias) {
+    plan.give_memory(target, storage_bytes(value), label + " (value)");
+  } else {
+    plan.check_slot(target, ValueKind::Tensor, storage_bytes(value), label + " (value)");
+  }
   return std::make_unique<RefLoadStep>(plan.backend(), ref, target, std::move(value), alias,
                                        std::move(label));
 }
@@ -292,31 +318,96 @@ py::array& StoreArrays::acquire(const Port& value) {
   return made_.back();
 }
 
-std::unique_ptr<Step> ref_store_step(int ref, int source, Port value,
+std::unique_ptr<Step> ref_store_step(const Plan& plan, int ref, int source, Port value,
                                      std::shared_ptr<StoreArrays> arrays, bool taken,
                                      std::string label) {
+  plan.check_slot(ref, ValueKind::Ref, 0, label + " (cell)");
+  plan.check_slot(source, ValueKind::Tensor, storage_bytes(value), label + " (value)");
+  if (!arrays) throw Error(ErrorKind::Type, label + ": no StoreArrays");
   return std::make_unique<RefStoreStep>(ref, source, std::move(value), std::move(arrays), taken,
                                         std::move(label));
 }
 
-std::unique_ptr<Step> acquire_step(int target, Port value, std::shared_ptr<StoreArrays> arrays,
-                                   std::string label) {
+std::unique_ptr<Step> acquire_step(Plan& plan, int target, Port value,
+                                   std::shared_ptr<StoreArrays> arrays, std::string label) {
+  plan.give_memory(target, storage_bytes(value), label + " (value)");
+  if (!arrays) throw Error(ErrorKind::Type, label + ": no StoreArrays");
   return std::make_unique<AcquireStep>(target, std::move(value), std::move(arrays),
                                        std::move(label));
 }
 
-std::unique_ptr<Step> if_step(int predicate, std::vector<int> operands, std::vector<int> outputs,
-                              std::shared_ptr<Plan> then_plan, std::shared_ptr<Plan> else_plan,
-                              std::string label) {
+namespace {
+
+// `slots` of `plan` match the ports of `sub` one to one (`what`: "operand", "output").
+void check_ports(const Plan& plan, const std::vector<int>& slots, const std::vector<Port>& ports,
+                 const std::string& label, const char* what) {
+  if (slots.size() != ports.size()) {
+    throw Error(ErrorKind::Type, label + ": " + std::to_string(slots.size()) + " " + what +
+                                     "(s) for a region of " + std::to_string(ports.size()));
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    plan.check_port(slots[i], ports[i], label + " (" + what + " " + std::to_string(i) + ")");
+  }
+}
+
+// A region's outputs are one predicate: a bool (one byte).
+void check_predicate(const std::vector<Port>& ports, const std::string& label) {
+  if (ports.size() != 1 || ports[0].kind != ValueKind::Tensor || storage_bytes(ports[0]) != 1) {
+    throw Error(ErrorKind::Type, label + ": the cond region must return one bool");
+  }
+}
+
+size_t port_bytes(const Port& port) {
+  return port.kind == ValueKind::Tensor ? storage_bytes(port) : 0;
+}
+
+}  // namespace
+
+std::unique_ptr<Step> if_step(const Plan& plan, int predicate, std::vector<int> operands,
+                              std::vector<int> outputs, std::shared_ptr<Plan> then_plan,
+                              std::shared_ptr<Plan> else_plan, std::string label) {
+  if (!then_plan || !else_plan) throw Error(ErrorKind::Type, label + ": a branch is missing");
+  plan.check_slot(predicate, ValueKind::Tensor, 1, label + " (predicate)");
+  for (const Plan* branch : {then_plan.get(), else_plan.get()}) {
+    check_ports(plan, operands, branch->inputs(), label, "operand");
+    check_ports(plan, outputs, branch->outputs(), label, "output");
+  }
   return std::make_unique<IfStep>(predicate, std::move(operands), std::move(outputs),
                                   std::move(then_plan), std::move(else_plan), std::move(label));
 }
 
-std::unique_ptr<Step> while_step(std::vector<int> operands, std::vector<int> outputs,
-                                 std::vector<ValueKind> kinds, std::vector<size_t> nbytes,
-                                 int scratch, std::vector<int64_t> scratch_offsets,
+std::unique_ptr<Step> while_step(const Plan& plan, std::vector<int> operands,
+                                 std::vector<int> outputs, std::vector<ValueKind> kinds,
+                                 std::vector<size_t> nbytes, int scratch,
+                                 std::vector<int64_t> scratch_offsets,
                                  std::shared_ptr<Plan> cond, std::shared_ptr<Plan> body,
                                  int64_t max_iterations, std::string label) {
+  if (!cond || !body) throw Error(ErrorKind::Type, label + ": a region is missing");
+  const size_t n = operands.size();
+  if (kinds.size() != n || nbytes.size() != n || scratch_offsets.size() != n) {
+    throw Error(ErrorKind::Type, label + ": one kind, size and scratch offset per carried value");
+  }
+  check_ports(plan, operands, body->inputs(), label, "operand");
+  check_ports(plan, outputs, body->outputs(), label, "output");
+  check_ports(plan, operands, cond->inputs(), label, "operand");
+  check_predicate(cond->outputs(), label);
+  size_t scratch_bytes = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const Port& port = body->outputs()[i];
+    const size_t bytes = port_bytes(port);
+    const Port& next = body->inputs()[i];  // what the next iteration reads it as
+    if (kinds[i] != port.kind || nbytes[i] != bytes || scratch_offsets[i] < 0 ||
+        next.kind != port.kind || port_bytes(next) != bytes) {
+      throw Error(ErrorKind::Type, label + ": carried value " + std::to_string(i) +
+                                       " is described unlike the body's output");
+    }
+    if (kinds[i] == ValueKind::Tensor) {
+      scratch_bytes = std::max(scratch_bytes, static_cast<size_t>(scratch_offsets[i]) + bytes);
+    }
+  }
+  if (scratch_bytes != 0 || scratch >= 0) {
+    plan.check_room(scratch, scratch_bytes, label + " (scratch)");
+  }
   return std::make_unique<WhileStep>(std::move(operands), std::move(outputs), std::move(kinds),
                                      std::move(nbytes), scratch, std::move(scratch_offsets),
                                      std::move(cond), std::move(body), max_iterations,

@@ -1,5 +1,6 @@
 // The kernel registry, attribute access, tensor infos and dtype names.
 #include <algorithm>
+#include <new>
 
 #include "mskernel_cpu/kernel.hpp"
 
@@ -40,6 +41,29 @@ DType parse_dtype(const std::string& name) {
 }
 
 // ---- tensors ----------------------------------------------------------------------------
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string text = "(";
+  for (size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + (shape.size() == 1 ? ",)" : ")");
+}
+
+bool broadcasts_to(const std::vector<int64_t>& shape, const std::vector<int64_t>& out) {
+  if (shape.size() > out.size()) return false;
+  const size_t offset = out.size() - shape.size();
+  for (size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] != 1 && shape[d] != out[offset + d]) return false;
+  }
+  return true;
+}
+
+int normalized_axis(int64_t axis, int rank, const std::string& op) {
+  if (axis < -rank || axis >= rank) {
+    throw Error(ErrorKind::Index, op + ": axis " + std::to_string(axis) +
+                                      " is out of range for rank " + std::to_string(rank));
+  }
+  return static_cast<int>(axis < 0 ? axis + rank : axis);
+}
 
 int64_t TensorInfo::numel() const {
   int64_t n = 1;
@@ -161,18 +185,105 @@ std::vector<KernelEntry> KernelRegistry::entries() const {
   return out;
 }
 
+// ---- kernel contexts --------------------------------------------------------------------
+
+namespace {
+
+const TensorInfo& operand(const KernelContext& ctx, const std::vector<TensorInfo>& list,
+                          size_t i, const char* what) {
+  if (i >= list.size()) {
+    throw Error(ErrorKind::Type, ctx.op + " takes at least " + std::to_string(i + 1) + " " +
+                                     what + "(s), got " + std::to_string(list.size()));
+  }
+  return list[i];
+}
+
+}  // namespace
+
+void check_extent(const std::string& op, const std::vector<int64_t>& shape, size_t item,
+                  const std::string& what) {
+  constexpr int64_t kMaxBytes = int64_t(1) << 62;
+  for (int64_t d : shape) {
+    if (d < 0) {
+      throw Error(ErrorKind::Value, op + ": " + what + " has a negative dim, shape " +
+                                        shape_text(shape));
+    }
+  }
+  int64_t bytes = static_cast<int64_t>(item);
+  for (int64_t d : shape) {
+    if (d == 0) return;
+    if (bytes > kMaxBytes / d) {
+      throw Error(ErrorKind::Value, op + ": " + what + " of shape " + shape_text(shape) +
+                                        " is too large to address");
+    }
+    bytes *= d;
+  }
+}
+
+const TensorInfo& KernelContext::input(size_t i) const { return operand(*this, inputs, i, "input"); }
+
+const TensorInfo& KernelContext::output(size_t i) const {
+  return operand(*this, outputs, i, "output");
+}
+
+void KernelContext::expect_inputs(size_t min, size_t max) const {
+  if (inputs.size() < min || inputs.size() > max) {
+    const std::string want = min == max ? std::to_string(min)
+                                        : std::to_string(min) + " to " + std::to_string(max);
+    throw Error(ErrorKind::Type, op + " takes " + want + " input(s), got " +
+                                     std::to_string(inputs.size()));
+  }
+}
+
+void KernelContext::expect_outputs(size_t n) const {
+  if (outputs.size() != n) {
+    throw Error(ErrorKind::Type, op + " gives " + std::to_string(n) + " output(s), got " +
+                                     std::to_string(outputs.size()));
+  }
+}
+
+void KernelContext::expect_rank(const TensorInfo& t, const char* what, int min, int max) const {
+  if (t.rank() < min || t.rank() > max) {
+    const std::string want = min == max ? std::to_string(min)
+                                        : std::to_string(min) + " to " + std::to_string(max);
+    throw Error(ErrorKind::Value, op + ": " + what + " must have rank " + want + ", got shape " +
+                                      shape_text(t.shape));
+  }
+}
+
+void KernelContext::expect_shape(const TensorInfo& t, const char* what,
+                                 const std::vector<int64_t>& shape) const {
+  if (t.shape != shape) {
+    throw Error(ErrorKind::Value, op + ": " + what + " must have shape " + shape_text(shape) +
+                                      ", got " + shape_text(t.shape));
+  }
+}
+
 Kernel prepare_kernel(KernelContext& ctx) {
   const KernelEntry* entry = KernelRegistry::instance().find(ctx.op);
   if (entry == nullptr) throw Error(ErrorKind::Type, "no cpu kernel for op '" + ctx.op + "'");
   for (const auto* list : {&ctx.inputs, &ctx.outputs}) {
-    for (const TensorInfo& t : *list) {
+    const char* what = list == &ctx.inputs ? "input " : "output ";
+    for (size_t i = 0; i < list->size(); ++i) {
+      const TensorInfo& t = (*list)[i];
       if (!contains(entry->dtypes, t.dtype)) {
         throw Error(ErrorKind::Type, "the cpu kernel of '" + ctx.op + "' does not take " +
                                          dtype_name(t.dtype));
       }
+      check_extent(ctx.op, t.shape, itemsize(t.dtype), what + std::to_string(i));
     }
   }
-  return entry->factory(ctx);
+  try {
+    return entry->factory(ctx);
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    if (message.rfind(ctx.op, 0) == 0) throw;  // already names the op
+    throw Error(error.kind(), ctx.op + ": " + message);
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& error) {  // a factory's container or parsing error
+    throw Error(ErrorKind::Value, ctx.op + ": " + error.what());
+  }
 }
 
 }  // namespace mskernel_cpu

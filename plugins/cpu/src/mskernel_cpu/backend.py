@@ -11,6 +11,9 @@
   transpose folding, elementwise fusion) runs first; then
   :class:`~.executable.CpuExecutable` lowers the result once into a native plan with a
   memory-planned arena (reshapes as views from opt level 1); running it is one call into C++.
+  Lowering trusts no node: each kernel is prepared behind its op's rule
+  (:func:`.native.check_node_types`) and the plan checks every buffer a step touches, so a
+  hand-built graph that breaks a rule raises instead of reaching the kernels.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""Elementwise fusion: the ``cpu.fuse_elementwise`` pass and its private op
-``cpu.fused_elementwise``.
+"""Elementwise fusion: the ``cpu.fuse_elementwise`` pass, which makes the private op
+``cpu.fused_elementwise`` (:mod:`.fused_op`).
 
 The pass groups maximal chains and DAGs of elementwise ops into one node whose single region
 is the group's sub-graph (closed, as the regions of ``If``/``While``).  Its kernel computes
@@ -27,40 +27,13 @@ bodies) are fused too; a fused node's own region (its op has the ``"fused"`` tra
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional
 
 from mskernel_sdk import (
-    FUSED_TRAIT, Graph, InferError, Node, OpDef, PassContext, PassResult, PatternPass, Patterns,
-    Scope, TensorType, Type, Value,
+    Graph, Node, PassContext, PassResult, PatternPass, Patterns, Scope, TensorType, Value,
 )
 
-FUSED_OP = "cpu.fused_elementwise"
-
-#: Registers of the fused kernel's interpreter: the node's inputs plus one per op.
-MAX_REGISTERS = 32
-
-
-def _fused_infer(*operands: Type, regions: Sequence[Graph]) -> Type:
-    (region,) = regions
-    if not isinstance(region, Graph):
-        raise InferError(f"the region must be a Graph, got {type(region).__name__}")
-    if region.input_types != tuple(operands):
-        raise InferError(f"the region takes {list(map(str, region.input_types))}, but the "
-                         f"operands are {list(map(str, operands))}")
-    if len(region.outputs) != 1:
-        raise InferError(f"the region must return one value, it returns {len(region.outputs)}")
-    return region.output_types[0]
-
-
-def _fused_reference(*operands: Any, regions: Sequence[Graph], run_region: Callable) -> Any:
-    return run_region(regions[0], *operands)[0]
-
-
-FUSED_OPDEF = OpDef(
-    FUSED_OP, ("*operands",), _fused_infer, _fused_reference, num_regions=1,
-    traits=frozenset({FUSED_TRAIT}),
-    doc="elementwise ops computed in one pass (made by the cpu fusion pass): the region, a "
-        "DAG of elementwise ops of the operands, gives the one output")
+from .fused_op import FUSED_OP, MAX_REGISTERS
 
 
 class ElementwiseFusion:

@@ -6,7 +6,9 @@ Program.  The region is flattened into registers (the node's inputs are register
 ``"<k>:dtype"``, the op's own attributes as ``"<k>.<name>"``, and ``"count"``.  The C++
 kernel interprets it over tiles when ``"library"`` is empty.
 
-Generated code.  Otherwise ``"library"`` is a shared object and ``"symbol"`` its function
+Generated code.  Otherwise ``"library"`` is a shared object to load (a verified private
+copy; see :mod:`.jit_cache`), ``"digest"`` the SHA-256 of its bytes (the kernel keeps one
+handle per digest) and ``"symbol"`` its function
 ``int symbol(inputs, output, begin, end, message, capacity)``: one loop over output
 elements ``[begin, end)`` applying the ops' functors (``mskernel_cpu/functors.hpp``, installed
 with the package) with every intermediate in a register, and broadcasting turned into index
@@ -19,12 +21,11 @@ contracted across ops that round separately) by
 - ``MSKERNEL_CPU_CXX`` if set, else ``g++``, else ``c++`` on ``PATH``;
 - never when ``MSKERNEL_CPU_JIT=0``, or when no compiler is found;
 
-and cached in ``$XDG_CACHE_HOME/mskernel/cpu-jit`` (default ``~/.cache/...``) under the hash of
-the source, the compiler's identity and the flags (one object per graph: all its fused
-nodes, regions included, compile together); a cached object is written to a temporary
-file and renamed into place, so concurrent compilations never see a partial file.  A failed
-compilation warns and leaves the node to the interpreter.  :data:`JIT_STATS` counts what
-happened in this process.
+and cached (:mod:`.jit_cache`: a directory only this user can write, content-addressed
+objects verified before they are loaded) under the hash of the source, the compiler's
+identity and the flags (one object per graph: all its fused nodes, regions included, compile
+together).  A failed compilation warns and leaves the node to the interpreter.
+:data:`JIT_STATS` counts what happened in this process.
 """
 
 from __future__ import annotations
@@ -36,20 +37,23 @@ import math
 import os
 import shutil
 import subprocess
-import tempfile
 import warnings
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
 from mskernel_sdk import DType, Graph, Node
+
+from .jit_cache import CachedObject, Refused, open_cache
 
 JIT_ENV = "MSKERNEL_CPU_JIT"
 CXX_ENV = "MSKERNEL_CPU_CXX"
 FLAGS = ("-std=gnu++17", "-O3", "-march=x86-64-v3", "-mtune=generic", "-fno-math-errno",
          "-ffp-contract=off", "-fPIC", "-shared")
 
-#: ``compiled``: objects built; ``cached``: found on disk; ``failed``: compilations that failed.
-JIT_STATS = {"compiled": 0, "cached": 0, "failed": 0}
+#: ``compiled``: objects built; ``cached``: found on disk and verified; ``refused``: found on
+#: disk but not safe to load (compiled again); ``failed``: compilations that failed.
+JIT_STATS = {"compiled": 0, "cached": 0, "refused": 0, "failed": 0}
 
 _STORAGE = {
     "bool": "bool", "int8": "int8_t", "int16": "int16_t", "int32": "int32_t",
@@ -61,11 +65,35 @@ _FUNCTOR_NAMES = {"isnan": "IsNan", "isinf": "IsInf", "isfinite": "IsFinite", "w
                   "cast": "Identity"}
 
 
-def kernel_attrs(node: Node, generated: Mapping[Node, tuple[str, str]]) -> dict[str, Any]:
+@dataclass
+class GeneratedCode:
+    """What :func:`compile_fused_nodes` built for a graph: its fused nodes' functions in one
+    verified shared object."""
+
+    library: Optional[CachedObject] = None
+    symbols: dict[Node, str] = field(default_factory=dict)
+
+    def of(self, node: Node) -> tuple[str, str, str]:
+        """``(library, digest, symbol)`` of ``node``; empty strings when it has none."""
+        if self.library is None or node not in self.symbols:
+            return "", "", ""
+        return str(self.library.path), self.library.digest, self.symbols[node]
+
+
+def check_fused_node(node: Node) -> None:
+    """Raise the op's OpError unless ``node``'s region passes the ``cpu.fused_elementwise``
+    rule: the program and the generated code rely on it (the kernel sees registers, not the
+    region's shapes)."""
+    from .fused_op import FUSED_OPDEF
+
+    FUSED_OPDEF.infer_types([v.type for v in node.inputs], {}, regions=node.regions,
+                            loc=node.loc)
+
+
+def kernel_attrs(node: Node, generated: GeneratedCode) -> dict[str, Any]:
     """The attributes the fused kernel's factory reads (see the module's docstring);
     ``generated`` is what :func:`compile_fused_nodes` built."""
-    from .lowering import native_attrs
-
+    check_fused_node(node)
     region: Graph = node.regions[0]
     register = {v: i for i, v in enumerate(region.inputs)}
     attrs: dict[str, Any] = {}
@@ -73,7 +101,7 @@ def kernel_attrs(node: Node, generated: Mapping[Node, tuple[str, str]]) -> dict[
         attrs[f"{k}:op"] = inner.op
         attrs[f"{k}:operands"] = [register[v] for v in inner.inputs]
         attrs[f"{k}:dtype"] = inner.output.type.dtype.name
-        attrs.update((f"{k}.{name}", value) for name, value in native_attrs(inner.attrs).items())
+        attrs.update((f"{k}.{name}", value) for name, value in inner.attrs.items())
         register[inner.output] = len(register)
     result = region.outputs[0]
     count = len(region.nodes)
@@ -84,7 +112,7 @@ def kernel_attrs(node: Node, generated: Mapping[Node, tuple[str, str]]) -> dict[
                       f"{count}:dtype": dtype, f"{count}.dtype": dtype})
         count += 1
     attrs["count"] = count
-    attrs["library"], attrs["symbol"] = generated.get(node, ("", ""))
+    attrs["library"], attrs["digest"], attrs["symbol"] = generated.of(node)
     return attrs
 
 
@@ -247,20 +275,22 @@ def generate_function(node: Node, symbol: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def compile_fused_nodes(graph: Graph) -> dict[Node, tuple[str, str]]:
-    """``fused node → (shared object, symbol)`` for every ``cpu.fused_elementwise`` node of
-    ``graph`` and its regions with elements to compute, compiled together into one shared
-    object; empty when code generation is off or fails."""
-    from .fusion import FUSED_OP
+def compile_fused_nodes(graph: Graph) -> GeneratedCode:
+    """The code of every ``cpu.fused_elementwise`` node of ``graph`` and its regions with
+    elements to compute, compiled together into one shared object; none when code generation
+    is off or fails."""
+    from .fused_op import FUSED_OP
 
     nodes = [n for n in graph.walk() if n.op == FUSED_OP and n.output.type.size]
     if not nodes or not jit_enabled():
-        return {}
+        return GeneratedCode()
+    for node in nodes:
+        check_fused_node(node)
     functions = {f"mskernel_fused_{k}": node for k, node in enumerate(nodes)}
     library = compile_library(generate_source(functions))
     if library is None:
-        return {}
-    return {node: (str(library), symbol) for symbol, node in functions.items()}
+        return GeneratedCode()
+    return GeneratedCode(library, {node: symbol for symbol, node in functions.items()})
 
 
 # -- compiling and caching --------------------------------------------------------------------
@@ -294,29 +324,33 @@ def libmvec_present() -> bool:
 
 
 def include_dir() -> Path:
-    return Path(__file__).resolve().parent / "include"
+    """The headers installed beside the native extension (``mskernel_cpu/include``)."""
+    from .native import load
+
+    return Path(load().__file__).resolve().parent / "include"
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "mskernel" / "cpu-jit"
-
-
-def compile_library(source: str) -> Optional[Path]:
-    """The cached shared object of ``source``, compiled if needed; ``None`` (with a warning)
-    when it cannot be built."""
+def compile_library(source: str) -> Optional[CachedObject]:
+    """The shared object of ``source`` from the cache, compiled (and cached) if needed, and
+    verified; ``None`` (with a warning) when it cannot be built or loaded safely."""
     cxx = compiler()
     if cxx is None:
         return None
     key = hashlib.sha256("\0".join((source, _compiler_identity(cxx), *FLAGS)).encode())
-    directory = cache_dir()
-    target = directory / f"fused_{key.hexdigest()[:32]}.so"
-    if target.exists():
-        JIT_STATS["cached"] += 1
-        return target
+    key_text = key.hexdigest()[:32]
+    cache = open_cache()
     try:
-        directory.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(dir=directory, prefix=".build-") as build:
+        found = cache.lookup(key_text)
+    except Refused as exc:
+        warnings.warn(f"cpu.fused_elementwise: a cached object is refused ({exc}); compiling "
+                      "it again", RuntimeWarning, stacklevel=2)
+        JIT_STATS["refused"] += 1
+        found = None
+    if found is not None:
+        JIT_STATS["cached"] += 1
+        return found
+    try:
+        with cache.workspace() as build:
             src = Path(build) / "fused.cpp"
             src.write_text(source, encoding="utf-8")
             built = Path(build) / "fused.so"
@@ -326,11 +360,11 @@ def compile_library(source: str) -> Optional[Path]:
                                     capture_output=True, text=True, timeout=600)
             if result.returncode != 0:
                 raise RuntimeError(result.stderr.strip()[-2000:])
-            os.replace(built, target)  # atomic: readers see no file or the whole file
-    except (OSError, RuntimeError, subprocess.SubprocessError) as exc:
+            opened = cache.store(key_text, built)
+    except (OSError, RuntimeError, Refused, subprocess.SubprocessError) as exc:
         JIT_STATS["failed"] += 1
         warnings.warn(f"cpu.fused_elementwise: cannot compile generated C++ with {cxx} "
                       f"({exc}); using the interpreter", RuntimeWarning, stacklevel=2)
         return None
     JIT_STATS["compiled"] += 1
-    return target
+    return opened

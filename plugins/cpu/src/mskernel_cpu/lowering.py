@@ -29,17 +29,16 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
 from mskernel_sdk import (
-    DType, DeviceArray, Graph, Node, RefType, TensorType, TokenType, Type, Value, as_storage,
-    core_ops,
+    DeviceArray, Graph, Node, RefType, TensorType, TokenType, Type, Value, as_storage, core_ops,
 )
 
-from .fusion import FUSED_OP
-from .fusion_codegen import compile_fused_nodes, kernel_attrs
+from .fused_op import FUSED_OP
+from .fusion_codegen import GeneratedCode, compile_fused_nodes, kernel_attrs
 from .memory import BufferRequest, MemoryPlan, aligned, plan_memory
 from .native import load
 from .storage import device_dtype, to_device_data
@@ -129,26 +128,11 @@ def tensor_spec(t: TensorType) -> tuple[str, list[int]]:
     return t.dtype.name, list(t.shape)
 
 
-def native_attrs(attrs: Any) -> dict[str, Any]:
-    """Attributes in the forms the C++ ABI reads: dtypes by name, integers as int64 (one in
-    [2**63, 2**64) — a uint64 seed or bound — as its two's-complement bit pattern, which
-    kernels read back as uint64), the rest unchanged."""
-    return {name: _native_value(value) for name, value in attrs.items()}
-
-
-def _native_value(value: Any) -> Any:
-    if isinstance(value, DType):
-        return value.name
-    if isinstance(value, int) and not isinstance(value, bool) and value >= 2**63:
-        return value - 2**64
-    return value
-
-
 class _Lowering:
     def __init__(self, graph: Graph, backend: Any, *, top_level: bool, views: bool,
-                 generated: Mapping[Node, tuple[str, str]]) -> None:
+                 generated: GeneratedCode) -> None:
         self.graph = graph
-        self.generated = generated  # fused node → (shared object, symbol) of its code
+        self.generated = generated  # the fused nodes' compiled code
         self.backend = backend
         self.top_level = top_level
         self.views = views
@@ -293,7 +277,7 @@ class _Lowering:
             return StepSpec("copy", label, uses, defines,
                             payload={"nbytes": node.output.type.nbytes})
         attrs = (kernel_attrs(node, self.generated) if node.op == FUSED_OP
-                 else native_attrs(node.attrs))
+                 else dict(node.attrs))
         try:
             kernel = self.native.prepare(
                 node.op, [tensor_spec(v.type) for v in node.inputs],
@@ -379,8 +363,8 @@ class _Lowering:
             key = self.key(key) if isinstance(key, Value) else key
             if key not in slots:
                 data = self.constants.get(key)  # type: ignore[call-overload]
-                slots[key] = (plan.add_slot(offsets.get(key, -1)) if data is None
-                              else plan.add_constant(data))
+                slots[key] = (plan.add_slot(offsets.get(key, -1), *self.slot_kind(key))
+                              if data is None else plan.add_constant(data))
             return slots[key]
 
         plan.set_inputs([self.port(slot(v), v.type) for v in self.graph.inputs])
@@ -390,6 +374,15 @@ class _Lowering:
         for i, step in enumerate(self.steps):
             self.add_step(plan, step, slot, slot(Scratch(i)) if step.scratch_bytes else -1)
         return plan
+
+    def slot_kind(self, key: Key) -> tuple[str, int]:
+        """What the slot of ``key`` holds: its kind, and its bytes (tensors)."""
+        if isinstance(key, OutputBuffer):
+            key = self.graph.outputs[key.index]
+        if isinstance(key, Value):
+            kind = kind_of(key.type)
+            return kind, key.type.nbytes if kind == "tensor" else 0
+        return "tensor", self.steps[key.step].scratch_bytes
 
     def arrays_of(self, store: Node) -> Any:
         """The StoreArrays of a ``ref_store`` node, shared with its value's acquire step."""

@@ -9,6 +9,9 @@ Order matters:
    against by soname.
 3. ``_native`` is imported; the thread count is set from ``MSKERNEL_NUM_THREADS`` (default:
    the CPUs this process may run on).  The kernels' threads block when idle, never spin.
+4. The type check is installed: ``_native.prepare`` runs :func:`check_node_types` before any
+   kernel factory, so a factory only ever sees a node its op's rule accepts (and refuses to
+   prepare anything until this is done).
 
 So use :func:`load` rather than importing ``mskernel_cpu._native`` directly: a direct import
 finds OpenBLAS only when scipy-openblas32 is installed next to this package.
@@ -20,6 +23,7 @@ import functools
 import os
 import warnings
 from types import ModuleType
+from typing import Any, Mapping, Sequence
 
 THREADS_ENV = "MSKERNEL_NUM_THREADS"
 
@@ -52,6 +56,29 @@ def threads_from_env() -> int:
     return value
 
 
+def check_node_types(op: str, inputs: Sequence[tuple[str, Sequence[int]]],
+                     outputs: Sequence[tuple[str, Sequence[int]]],
+                     attrs: Mapping[str, Any]) -> None:
+    """Raise unless ``outputs`` (``(dtype name, shape)`` pairs) are exactly the types the rule
+    of ``op`` gives for ``inputs`` and ``attrs``: the kernels' factories index operands and
+    read attributes on that promise (shapes, ranks, dtypes, attribute ranges).  The error is
+    the rule's own (naming the op), or a TypeError naming the op and both type lists.  An op
+    with regions (``cpu.fused_elementwise``) is prepared from its program, which its kernel
+    checks itself."""
+    from mskernel_sdk import op_registry, tensor_type
+
+    opdef = op_registry().get(op)
+    if opdef.num_regions:
+        return
+    input_types = [tensor_type(dt, shape) for dt, shape in inputs]
+    output_types = tuple(tensor_type(dt, shape) for dt, shape in outputs)
+    expected = opdef.infer_types(input_types, opdef.bind_attrs(attrs), regions=())
+    if expected != output_types:
+        raise TypeError(f"op '{op}': the rule gives {', '.join(map(str, expected))} for inputs "
+                        f"{', '.join(map(str, input_types)) or 'none'}, not the outputs "
+                        f"{', '.join(map(str, output_types)) or 'none'}")
+
+
 @functools.cache
 def load() -> ModuleType:
     """The extension module, loaded and configured once; raises :class:`NativeUnavailable`."""
@@ -69,8 +96,9 @@ def load() -> ModuleType:
         from . import _native
     except ImportError as exc:
         raise NativeUnavailable(f"cannot load the kernels: {exc}") from exc
-    from mskernel_sdk import TOKEN_VALUE, DeviceArray
+    from mskernel_sdk import TOKEN_VALUE, DType, DeviceArray
 
-    _native.set_runtime_types(DeviceArray, TOKEN_VALUE)
+    _native.set_runtime_types(DeviceArray, TOKEN_VALUE, DType)
+    _native.set_type_check(check_node_types)
     _native.set_num_threads(threads_from_env())
     return _native

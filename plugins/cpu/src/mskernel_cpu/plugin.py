@@ -37,7 +37,7 @@ def mskernel_register_backends(backends: Any) -> None:
 
 @hookimpl
 def mskernel_register_ops(registry: Any) -> None:
-    from .fusion import FUSED_OPDEF
+    from .fused_op import FUSED_OPDEF
     from .gemm_ops import OPDEFS
 
     for opdef in (FUSED_OPDEF, *OPDEFS):

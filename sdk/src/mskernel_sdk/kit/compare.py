@@ -7,12 +7,12 @@ from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
 import numpy as np
-from mskernel.ir import DType, Graph
+from mskernel.ir import Graph
 from mskernel.ir.types import TensorType
 from mskernel.runtime import CompileOptions, DeviceArray, RefCell, compile_graph
 from mskernel.runtime.backend import FallbackPolicy
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import tolerance
+from mskernel.testing import mismatch
 
 from .subject import Subject
 
@@ -29,13 +29,17 @@ class NotRun(Exception):
 @dataclass(frozen=True)
 class RunPolicy:
     """How a graph is compiled for the backend under test.  ``placed_on_subject`` requires
-    every tensor output to be produced by the backend under test (single-op checks)."""
+    every tensor output to be produced by the backend under test (single-op checks).
+    ``tolerances`` gives, per graph output, an ``(rtol, atol)`` pair that replaces ``rtol`` and
+    ``atol`` there (``atol`` may hold one value per element: the accumulation bound of
+    :func:`mskernel.testing.tolerance_for_reduction`)."""
 
     opt_level: int
     fallback: FallbackPolicy
     placed_on_subject: bool
     rtol: Optional[float] = None
     atol: Optional[float] = None
+    tolerances: tuple[tuple[float, Any], ...] = ()
 
 
 #: A single op, every node on the backend under test, no generic passes.
@@ -46,28 +50,6 @@ def fresh(args: Sequence[Any]) -> list[Any]:
     """Independent copies of graph arguments (cells are mutated by running)."""
     return [RefCell(a.type, np.copy(a.value)) if isinstance(a, RefCell)
             else np.copy(a) if isinstance(a, np.ndarray) else a for a in args]
-
-
-def mismatch(actual: Any, expected: Any, dt: DType, rtol: Optional[float] = None,
-             atol: Optional[float] = None) -> Optional[str]:
-    """Why ``actual`` differs from ``expected`` beyond the tolerance of ``dt`` (exact for
-    bool and integer types; NaNs must match), or ``None`` when it does not."""
-    got, want = np.asarray(actual), np.asarray(expected)
-    if got.shape != want.shape:
-        return f"shape {got.shape}, expected {want.shape}"
-    d_rtol, d_atol = tolerance(dt)
-    rtol, atol = d_rtol if rtol is None else rtol, d_atol if atol is None else atol
-    if dt.is_inexact:
-        ok = np.isclose(got, want, rtol=rtol, atol=atol, equal_nan=True)
-    else:
-        ok = got == want
-    if ok.all():
-        return None
-    bad = np.argwhere(~ok)
-    where = tuple(int(i) for i in bad[0])
-    bound = f"rtol {rtol:g}, atol {atol:g}" if dt.is_inexact else "exact"
-    return (f"{len(bad)} of {ok.size} elements differ ({bound}); first at {list(where)}: "
-            f"got {got[where]}, expected {want[where]}")
 
 
 def run_and_compare(subject: Subject, graph: Graph, args: Sequence[Any],
@@ -88,7 +70,9 @@ def run_and_compare(subject: Subject, graph: Graph, args: Sequence[Any],
     problems: list[str] = []
     for i, (value, got, want) in enumerate(zip(graph.outputs, outputs, expected)):
         if isinstance(value.type, TensorType):
-            problems += _tensor_problems(subject, f"output {i}", value.type, got, want, policy)
+            bounds = policy.tolerances[i] if i < len(policy.tolerances) else None
+            problems += _tensor_problems(subject, f"output {i}", value.type, got, want, policy,
+                                         bounds=bounds)
     for i, (got, want) in enumerate(zip(actual_args, expected_args)):
         if isinstance(got, RefCell):
             problems += _tensor_problems(subject, f"cell {i}", got.type, got.value, want.value,
@@ -100,7 +84,8 @@ def run_and_compare(subject: Subject, graph: Graph, args: Sequence[Any],
 
 
 def _tensor_problems(subject: Subject, what: str, type_: TensorType, got: Any, want: Any,
-                     policy: RunPolicy, on_subject: bool = True) -> list[str]:
+                     policy: RunPolicy, on_subject: bool = True,
+                     bounds: Optional[tuple[float, Any]] = None) -> list[str]:
     if not isinstance(got, DeviceArray):
         return [f"{what} is a {type(got).__name__}, not a DeviceArray"]
     if on_subject and policy.placed_on_subject and got.backend is not subject.backend:
@@ -112,7 +97,8 @@ def _tensor_problems(subject: Subject, what: str, type_: TensorType, got: Any, w
     if host.shape != type_.shape or host.dtype != storage:
         return [f"{what}: to_host returned {host.dtype}{list(host.shape)}, but {type_} is "
                 f"stored as {storage}{list(type_.shape)}"]
-    reason = mismatch(host, want, type_.dtype, policy.rtol, policy.atol)
+    rtol, atol = bounds or (policy.rtol, policy.atol)
+    reason = mismatch(host, want, type_.dtype, rtol, atol)
     return [f"{what}: {reason}"] if reason else []
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mskernel.hooks import plugin_host
-from mskernel.ir import Graph
+from mskernel.ir import Graph, TensorType
+from mskernel.ops import rule_registry
 from mskernel.runtime.expand import expand_composites
 from mskernel.testing import OpSample, sample_graph
+from mskernel.testing.accumulation import sample_tolerances
 
 from ..samples import SAMPLES_RULE, sample_rng, samples_for
-from .compare import SINGLE_OP, CheckFailure, NotRun, run_and_compare
+from .compare import SINGLE_OP, CheckFailure, NotRun, RunPolicy, run_and_compare
 from .shapes import reshaped
 from .subject import Subject
 
@@ -31,6 +33,16 @@ def op_samples(op: str, seed: int) -> list[OpSample]:
         picks = (samples[int(rng.integers(len(samples)))] for _ in range(RANDOM_SHAPES_PER_OP))
         samples += [s for s in (reshaped(pick, rng) for pick in picks) if s is not None]
     return samples
+
+
+def sample_policy(sample: OpSample, graph: Graph) -> RunPolicy:
+    """How a sample's results are compared: the sample's own ``rtol``/``atol`` when it sets
+    them, else, for an op whose results accumulate (the core table or the rule kind
+    ``ACCUMULATION_RULE``), the accumulation bound of each output — the backend may sum in
+    any order and in the result's dtype — else the dtype's default."""
+    dtypes = [v.type.dtype if isinstance(v.type, TensorType) else None for v in graph.outputs]
+    return replace(SINGLE_OP, tolerances=tuple(sample_tolerances(sample, dtypes,
+                                                                 rule_registry())))
 
 
 def decomposed_on(subject: Subject, graph: Graph) -> bool:
@@ -68,8 +80,7 @@ def check_op(subject: Subject, op: str, seed: int) -> str:
         raise NotRun(f"none of its {len(samples)} samples is within the claim ({reason})")
     failures = []
     for sample, graph in claimed:
-        policy = replace(SINGLE_OP, rtol=sample.rtol, atol=sample.atol)
-        problems = run_and_compare(subject, graph, sample.args, policy)
+        problems = run_and_compare(subject, graph, sample.args, sample_policy(sample, graph))
         if problems:
             failures.append(f"{sample}: {'; '.join(problems)}")
     if failures:

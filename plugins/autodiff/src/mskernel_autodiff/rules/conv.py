@@ -94,6 +94,8 @@ def _conv_jvp(primals, tangents, outputs, **attrs) -> Grads:
 def _conv_transpose_vjp(primals, outputs, cotangents, *, stride, padding, output_padding,
                         dilation, groups) -> Grads:
     (x, w), (g,) = primals, cotangents
+    if 0 in g.shape[2:]:  # the padding cropped the whole output: nothing flows back
+        return ops.zeros_like(x), ops.zeros_like(w)
     window = _conv_window(w, stride, padding, dilation)
     pads = _flat_pads(window.padding)
     # conv of the cotangent may reach past x (when output_padding >= stride): keep x's part.

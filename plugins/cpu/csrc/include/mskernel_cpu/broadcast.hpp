@@ -1,7 +1,7 @@
 // NumPy broadcasting of N contiguous inputs to an output shape, worked out once at compile
 // time and walked as runs along the innermost dimension at run time.
 //
-//   Broadcast<2> layout(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape);
+//   Broadcast<2> layout(ctx.input(0).shape, ctx.input(1).shape, ctx.output(0).shape);
 //   layout.for_each_run(begin, end, [&](const int64_t* offsets, int64_t out, int64_t count,
 //                                       const int64_t* steps) {
 //     // output elements [out, out + count) read input i at offsets[i] + k * steps[i]
@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mskernel_cpu/error.hpp"
+#include "mskernel_cpu/kernel.hpp"
 
 namespace mskernel_cpu {
 
@@ -79,6 +80,13 @@ class Broadcast {
   void init(const std::vector<int64_t>* const* all) {
     const std::vector<int64_t>& out = *all[N];
     const int out_rank = static_cast<int>(out.size());
+    for (int i = 0; i < N; ++i) {
+      if (!broadcasts_to(*all[i], out)) {
+        throw Error(ErrorKind::Value, "input " + std::to_string(i) + " of shape " +
+                                          shape_text(*all[i]) + " does not broadcast to the "
+                                          "output's shape " + shape_text(out));
+      }
+    }
     numel_ = 1;
     for (int64_t d : out) numel_ *= d;
     // Contiguous strides of each input, aligned to the output's trailing dimensions.

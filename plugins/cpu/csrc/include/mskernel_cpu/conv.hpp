@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "mskernel_cpu/epilogue.hpp"
@@ -105,9 +106,21 @@ struct ConvPlan {
   size_t workspace_bytes = 0;
 };
 
+// Whether the window's depth (the first of the three dims) is the identity: one input plane,
+// one tap, one output plane, no depth padding, so output plane 0 is the 2-D window over input
+// plane 0.  The direct convolution walks only height and width, so it takes 1-D and 2-D
+// windows (whose depth is always the identity) and 3-D ones of this shape.  Checking the
+// input and kernel depths alone is not enough: depth padding adds output planes (all zero
+// but the one reading input plane 0) or moves the plane read (a zero output).
+bool depth_is_identity(const WindowGeometry& g);
+
 // Plans the direct convolution of a float32 conv when it applies (sets plan.direct.used, the
 // slots and the workspace); false otherwise.
 bool plan_direct_conv(ConvPlan& plan);
+
+// The register tiles of a direct convolution, for plan dumps: "pixel vectors" or
+// "<n> channel vector(s)".
+std::string direct_tiles(const DirectConvPlan& d);
 
 // The direct convolution planned by plan_direct_conv.
 void conv_direct(const ConvPlan& plan, const float* x, const float* w,

@@ -100,7 +100,7 @@ template <class T> struct Tag { using type = T; };
 // Calls f(Tag<T>{}) with T the storage type of `dt`, instantiating f only for the dtypes in
 // `Set`; a dtype outside it throws.  Every branch must return the same type.
 //
-//   return dispatch<kFloat>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+//   return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
 //     using T = typename decltype(tag)::type;  ...
 //   });
 template <DTypeSet Set, class F>

@@ -51,7 +51,8 @@ struct RealType {
 // y[i] = op(x[i]) for input 0 and output 0 of the same shape; T and R are storage types.
 template <class T, class R, class Op>
 Kernel map1(const KernelContext& ctx, Op op, int cost = Op::cost) {
-  const int64_t n = ctx.outputs[0].numel();
+  ctx.expect_shape(ctx.input(0), "the input", ctx.output(0).shape);
+  const int64_t n = ctx.output(0).numel();
   const int64_t grain = grain_for(cost);
   return [n, grain, op](const Args& args) {
     const T* x = args.in<T>(0);
@@ -65,7 +66,7 @@ Kernel map1(const KernelContext& ctx, Op op, int cost = Op::cost) {
 // z = op(x, y) with inputs 0 and 1 broadcast to output 0.
 template <class A, class B, class R, class Op>
 Kernel map2(const KernelContext& ctx, Op op, int cost = Op::cost) {
-  const Broadcast<2> layout(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.outputs[0].shape);
+  const Broadcast<2> layout(ctx.input(0).shape, ctx.input(1).shape, ctx.output(0).shape);
   const int64_t grain = grain_for(cost);
   return [layout, grain, op](const Args& args) {
     const A* x = args.in<A>(0);
@@ -98,8 +99,8 @@ Kernel map2(const KernelContext& ctx, Op op, int cost = Op::cost) {
 // w = op(a, b, c) with inputs 0, 1 and 2 broadcast to output 0.
 template <class A, class B, class C, class R, class Op>
 Kernel map3(const KernelContext& ctx, Op op, int cost = Op::cost) {
-  const Broadcast<3> layout(ctx.inputs[0].shape, ctx.inputs[1].shape, ctx.inputs[2].shape,
-                            ctx.outputs[0].shape);
+  const Broadcast<3> layout(ctx.input(0).shape, ctx.input(1).shape, ctx.input(2).shape,
+                            ctx.output(0).shape);
   const int64_t grain = grain_for(cost);
   return [layout, grain, op](const Args& args) {
     const A* a = args.in<A>(0);
@@ -125,7 +126,7 @@ Kernel map3(const KernelContext& ctx, Op op, int cost = Op::cost) {
 // The kernel of a functor op of one input with dtypes `Set`.
 template <class Op, DTypeSet Set, class Out = SameType>
 Kernel unary_kernel(KernelContext& ctx) {
-  return dispatch<Set>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<Set>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return map1<T, typename Out::template type<T>>(ctx, Op{});
   });
@@ -134,7 +135,7 @@ Kernel unary_kernel(KernelContext& ctx) {
 // The kernel of a functor op of two broadcast inputs of one dtype in `Set`.
 template <class Op, DTypeSet Set, class Out = SameType>
 Kernel binary_kernel(KernelContext& ctx) {
-  return dispatch<Set>(ctx.inputs[0].dtype, [&](auto tag) -> Kernel {
+  return dispatch<Set>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
     using T = typename decltype(tag)::type;
     return map2<T, T, typename Out::template type<T>>(ctx, Op{});
   });

@@ -92,6 +92,12 @@ class Attrs {
 // What a factory sees.  It may set `workspace_bytes` (scratch memory handed to every call,
 // 64-byte aligned, contents undefined on entry) and `detail` (a short note on what it chose,
 // shown by the executable's plan dump).
+//
+// Validation.  prepare_kernel has checked the dtypes against the kernel's set and that every
+// dim is non-negative and every tensor's size fits in int64 bytes; the rest is the factory's
+// to check before it indexes: read operands through input(i)/output(i) (which throw for a
+// missing one), and check ranks, shapes and attribute ranges with the helpers below (or
+// Error(Value/Type, ...)) — a bad node must raise, never reach memory it does not own.
 struct KernelContext {
   const std::string& op;
   const std::vector<TensorInfo>& inputs;
@@ -99,7 +105,33 @@ struct KernelContext {
   const Attrs& attrs;
   size_t workspace_bytes = 0;
   std::string detail;
+
+  const TensorInfo& input(size_t i) const;   // throws Error(Type) when there is no input i
+  const TensorInfo& output(size_t i) const;  // likewise for outputs
+  // Throw Error(Type) unless there are `n` inputs (between `min` and `max`) or outputs.
+  void expect_inputs(size_t n) const { expect_inputs(n, n); }
+  void expect_inputs(size_t min, size_t max) const;
+  void expect_outputs(size_t n) const;
+  // Throw Error(Value) unless tensor `t` (called `what`) has a rank in [min, max].
+  void expect_rank(const TensorInfo& t, const char* what, int min, int max) const;
+  // Throw Error(Value) unless `t` has exactly `shape`.
+  void expect_shape(const TensorInfo& t, const char* what,
+                    const std::vector<int64_t>& shape) const;
 };
+
+// "(2, 3)", "(4,)", "()": a shape as Python writes it.
+std::string shape_text(const std::vector<int64_t>& shape);
+
+// Throw Error(Value) naming `op` and `what` unless every dim of `shape` is non-negative and
+// its size in `item`-byte elements is addressable (below 2**62 bytes).
+void check_extent(const std::string& op, const std::vector<int64_t>& shape, size_t item,
+                  const std::string& what);
+
+// Whether `shape` broadcasts to `out` (NumPy's rule, `out` unchanged).
+bool broadcasts_to(const std::vector<int64_t>& shape, const std::vector<int64_t>& out);
+
+// `axis` (negative counts from the end) as an index in [0, rank); throws Error(Index).
+int normalized_axis(int64_t axis, int rank, const std::string& op);
 
 // What a kernel closure sees at run time.
 struct Args {
@@ -137,7 +169,8 @@ class KernelRegistry {
   std::vector<std::string> conflicts_;
 };
 
-// Prepare a kernel for one node: look up the op, check its dtypes, run the factory.
+// Prepare a kernel for one node: look up the op, check its dtypes, dims and sizes, run the
+// factory.  Every failure is an Error whose message names the op.
 Kernel prepare_kernel(KernelContext& ctx);
 
 }  // namespace mskernel_cpu
