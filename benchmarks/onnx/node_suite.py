@@ -33,6 +33,8 @@ def node_tests(backend_module, pattern: str = "") -> unittest.TestSuite:
 
 def run(backend: str, pattern: str = "") -> tuple[unittest.TestResult, float]:
     module = importlib.import_module(BACKENDS[backend])
+    if backend == "onnxruntime":
+        importlib.import_module("onnxruntime").set_default_logger_severity(3)  # errors only
     suite = node_tests(module, pattern)
     result = unittest.TestResult()
     start = time.perf_counter()

@@ -15,14 +15,16 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Callable
 
 from . import (
-    activations, control, elementwise, indexing, nn, reduction, resize, sequence, shape,
+    activations, control, elementwise, image, indexing, ml, nn, quantize, random, reduction, resize, rnn,
+    sequence, shape, signal, training,
 )
 
 if TYPE_CHECKING:
     from ..importer import NodeContext
 
 FAMILIES: tuple[ModuleType, ...] = (
-    elementwise, activations, reduction, shape, indexing, nn, resize, control, sequence,
+    elementwise, activations, reduction, shape, indexing, nn, resize, rnn, quantize, control,
+    sequence, signal, training, ml, image, random,
 )
 
 

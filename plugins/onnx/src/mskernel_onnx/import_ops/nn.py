@@ -265,21 +265,33 @@ def _max_pool_with_indices(ctx: "NodeContext", x: Value, geo: Window) -> list[Va
 
 
 def _max_unpool(ctx: "NodeContext") -> Value:
+    """Scatter the values to their flat indices.  Indices refer to the shape MaxPool's input
+    had (from kernel, strides and pads); a different ``output_shape`` keeps each value's
+    coordinates, as ONNX's reference does."""
     x, idx = ctx.input(0), ctx.input(1)
-    n, c = shape(x)[:2]
-    if ctx.has(2):
-        out = ctx.ints(2)
-    else:
-        geo_k = tuple(ctx.attr("kernel_shape"))
-        k = len(geo_k)
-        strides = tuple(ctx.attr("strides", (1,) * k))
-        flat = tuple(ctx.attr("pads", (0,) * (2 * k)))
-        out = (n, c) + tuple((i - 1) * s + kk - lo - hi for i, s, kk, lo, hi in
-                             zip(shape(x)[2:], strides, geo_k, flat[:k], flat[k:]))
+    kernel = tuple(ctx.attr("kernel_shape"))
+    k = len(kernel)
+    strides = tuple(ctx.attr("strides", (1,) * k))
+    flat_pads = tuple(ctx.attr("pads", (0,) * (2 * k)))
+    pooled = shape(x)[:2] + tuple((i - 1) * s + kk - lo - hi for i, s, kk, lo, hi in
+                                  zip(shape(x)[2:], strides, kernel, flat_pads[:k],
+                                      flat_pads[k:]))
+    out = tuple(ctx.ints(2)) if ctx.has(2) else pooled
+    index = cast(ctx, ctx.op("reshape", idx, shape=(-1,)), "int64")
+    if out != pooled:  # re-ravel: coordinates in the pooled input's shape, flat in out's
+        rest, moved = index, None
+        stride = 1
+        for d_in, d_out in zip(reversed(pooled), reversed(out)):
+            coord = ctx.op("remainder", rest, scalar(ctx, d_in, "int64"))
+            rest = ctx.op("floor_divide", rest, scalar(ctx, d_in, "int64"))
+            term = ctx.op("mul", coord, scalar(ctx, stride, "int64"))
+            moved = term if moved is None else ctx.op("add", moved, term)
+            stride *= d_out
+        index = moved
     zeros = broadcast(ctx, scalar(ctx, 0, x), (int(np.prod(out)),))
-    flat_idx = ctx.op("reshape", cast(ctx, idx, "int64"), shape=(-1, 1))
+    flat_idx = ctx.op("reshape", index, shape=(-1, 1))
     updates = ctx.op("reshape", x, shape=(-1,))
-    return ctx.op("reshape", ctx.op("scatter_nd", zeros, flat_idx, updates), shape=tuple(out))
+    return ctx.op("reshape", ctx.op("scatter_nd", zeros, flat_idx, updates), shape=out)
 
 
 def global_pool(op: str) -> Handler:
