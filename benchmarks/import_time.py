@@ -29,7 +29,7 @@ print(time.perf_counter() - start)
 
 CASES = [
     ("import mskernel", "import mskernel"),
-    ("mskernel first use", "import mskernel.ops; mskernel.ops.registry()"),
+    ("mskernel first use", "import mskernel.ops; mskernel.ops.op_registry()"),
     ("import numpy", "import numpy"),
     ("import torch", "import torch"),
 ]

@@ -14,7 +14,8 @@ fi
 
 PYTHON=${PYTHON:-python3.11}
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
-.venv/bin/python -m pip install -q -e . -e plugins/autodiff -e plugins/data -e plugins/nn
+# the core, the plugin SDK every plugin imports, and the training plugins
+.venv/bin/python -m pip install -q -e . -e sdk -e plugins/autodiff -e plugins/data -e plugins/nn
 # The cpu backend: a C++ build (a few minutes the first time; the CMake build folder is kept,
 # so a rerun recompiles only what changed).
 .venv/bin/python -m pip install -q ./plugins/cpu -Cbuild-dir=.venv/build/mskernel-cpu

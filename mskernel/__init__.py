@@ -8,16 +8,8 @@ plugin; ``mskernel.<name>`` resolves to the namespace a plugin registered under 
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
-
-#: The version of the plugin API: hookspecs, registries and the Backend interface.
-PLUGIN_API_VERSION = "1.0"
-
-def _install_namespace_importer() -> None:
-    from ._importer import install
-
-    install()
-
+from ._importer import install as _install_namespace_importer
+from ._version import PLUGIN_API_VERSION as PLUGIN_API_VERSION, __version__ as __version__
 
 _install_namespace_importer()
 

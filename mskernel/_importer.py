@@ -1,9 +1,17 @@
-"""Making plugin namespaces importable: ``from mskernel.nn import Dense`` and
-``import mskernel.dataset as ds`` work like ``mskernel.nn.Dense``.
+"""Making plugin namespaces importable: ``from mskernel.nn import Dense``,
+``import mskernel.dataset as ds`` and ``import mskernel.dataset.vision as vision`` work like
+``mskernel.nn.Dense`` and ``mskernel.dataset.vision``.
 
-A finder at the end of ``sys.meta_path`` answers only for ``mskernel.<name>`` that no real
-submodule matched; it asks the plugin host (loading plugins on this first use) for the module
-registered as namespace ``<name>`` and makes ``mskernel.<name>`` an alias of it.
+Two finders on ``sys.meta_path``:
+
+- at the end, :class:`NamespaceFinder` answers only for ``mskernel.<name>`` that no real
+  submodule matched; it asks the plugin host (loading plugins on this first use) for the
+  module registered as namespace ``<name>`` and makes ``mskernel.<name>`` an alias of it;
+- at the front, :class:`NamespaceMemberFinder` answers for ``mskernel.<name>.<member>...``
+  once ``mskernel.<name>`` is such an alias: the member is the alias of the module the
+  namespace holds under that name (``mskernel_data.api.vision`` is ``mskernel_data.vision``)
+  or of the real submodule of an aliased package.  It runs first so that a plugin module is
+  never imported a second time under its ``mskernel.`` name.
 """
 
 from __future__ import annotations
@@ -28,6 +36,12 @@ class _Alias(importlib.abc.Loader):
         """Nothing to run: the target module was imported by create_module."""
 
 
+def _alias_spec(fullname: str, target: str) -> Optional[ModuleSpec]:
+    # a package spec, so that the import system gives a plain module an empty __path__ and
+    # goes on to look its members up (through NamespaceMemberFinder)
+    return importlib.util.spec_from_loader(fullname, _Alias(target), is_package=True)
+
+
 class NamespaceFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Optional[Sequence[str]],
                   target: Any = None) -> Optional[ModuleSpec]:
@@ -39,9 +53,31 @@ class NamespaceFinder(importlib.abc.MetaPathFinder):
         entry = host().namespace_target(name)
         if entry is None or ":" in entry:
             return None
-        return importlib.util.spec_from_loader(fullname, _Alias(entry))
+        return _alias_spec(fullname, entry)
+
+
+class NamespaceMemberFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname: str, path: Optional[Sequence[str]],
+                  target: Any = None) -> Optional[ModuleSpec]:
+        parts = fullname.split(".")
+        if parts[0] != "mskernel" or len(parts) < 3:
+            return None
+        namespace = sys.modules.get(f"mskernel.{parts[1]}")
+        if namespace is None or namespace.__name__ == f"mskernel.{parts[1]}":
+            return None  # not a plugin namespace: a core package imports as usual
+        parent = sys.modules.get(fullname.rpartition(".")[0])
+        member = getattr(parent, parts[-1], None)
+        if isinstance(member, ModuleType):
+            return _alias_spec(fullname, member.__name__)
+        real = f"{parent.__name__}.{parts[-1]}" if parent is not None else None
+        if real is not None and getattr(parent, "__path__", None) and \
+                importlib.util.find_spec(real) is not None:
+            return _alias_spec(fullname, real)
+        return None
 
 
 def install() -> None:
     if not any(isinstance(f, NamespaceFinder) for f in sys.meta_path):
         sys.meta_path.append(NamespaceFinder())
+    if not any(isinstance(f, NamespaceMemberFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, NamespaceMemberFinder())

@@ -19,7 +19,7 @@ import traceback
 from collections import Counter
 from typing import Optional, Sequence
 
-from . import PLUGIN_API_VERSION, __version__
+from ._version import PLUGIN_API_VERSION, __version__
 from .hooks.host import CORE, PluginHost, host
 from .hooks.info import PluginRecord
 from .hooks.registries import Command

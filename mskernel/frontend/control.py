@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from ..errors import MskernelError
 from ..ir.graph import Graph, Value
 from ..ir.types import TensorType
 from . import functional as F
+from .autograph.callables import user_callables
+from .conditions import ControlFlowError, predicate
 from .dispatch import apply
 from .pytree import TreeDef, flatten, unflatten
 from .tensor import Tensor
@@ -23,10 +24,6 @@ from .trace import active_trace, trace_function
 
 
 __all__ = ["ControlFlowError", "cond", "fori_loop", "scan", "switch", "while_loop"]
-
-
-class ControlFlowError(MskernelError, TypeError):
-    """Branches or loop bodies disagree on the structure or types of their values."""
 
 
 def _leaves(tree: Any, what: str) -> tuple[list[Tensor], TreeDef]:
@@ -39,14 +36,6 @@ def _leaves(tree: Any, what: str) -> tuple[list[Tensor], TreeDef]:
 
 def _is_traced(value: Any) -> bool:
     return isinstance(value, Tensor) and value.is_traced
-
-
-def _predicate(pred: Any, op: str) -> Tensor:
-    p = F.asarray(pred)
-    if p.size != 1:
-        raise ControlFlowError(f"{op}: the predicate must have one element, got {p.type}")
-    p = F.reshape(p, ())
-    return p if p.dtype.is_bool else F.not_equal(p, F.zeros_like(p))
 
 
 def _check_same(what: str, expected: Sequence[TensorType], got: Sequence[TensorType],
@@ -73,11 +62,12 @@ def _fresh(tensors: Sequence[Tensor]) -> list[Value]:
 # ---------------------------------------------------------------------------------------------
 
 
+@user_callables("true_fun", "false_fun")
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``."""
     if not _is_traced(pred):  # a concrete predicate chooses now, in both modes
         return true_fun(*operands) if bool(pred) else false_fun(*operands)
-    p = _predicate(pred, "cond")
+    p = predicate(pred, "cond")
     ops, in_tree = _leaves(operands, "cond operands")
     types = [t.type for t in ops]
 
@@ -95,6 +85,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     return unflatten(then_tree, list(out) if isinstance(out, tuple) else [out])
 
 
+@user_callables("branches")
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     """``branches[index](*operands)``, with ``index`` clamped to the valid range."""
     if not branches:
@@ -112,6 +103,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     return chain(0)(*operands)
 
 
+@user_callables("cond_fun", "body_fun")
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any,
                max_iterations: int | None = None) -> Any:
     """Repeat ``val = body_fun(val)`` while ``cond_fun(val)``; return the final ``val``.
@@ -130,7 +122,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     n = len(state)
 
     def cond_flat(*xs: Tensor) -> Tensor:
-        return _predicate(cond_fun(unflatten(tree, list(xs))), "while_loop condition")
+        return predicate(cond_fun(unflatten(tree, list(xs))), "while_loop condition")
 
     def body_flat(*xs: Tensor) -> Any:
         return body_fun(unflatten(tree, list(xs)))
@@ -147,6 +139,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     return unflatten(tree, outs[:n])
 
 
+@user_callables("body_fun")
 def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
     """``val = body_fun(i, val)`` for ``i`` in ``range(lower, upper)``."""
     if active_trace() is None:
@@ -173,6 +166,7 @@ def _static_trip_count(lower: Any, upper: Any) -> int | None:
     return None
 
 
+@user_callables("f")
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
          length: int | None = None, reverse: bool = False) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; return the final

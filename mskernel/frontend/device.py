@@ -9,6 +9,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Iterator, Optional
 
+from ..hooks.host import host
 from ..runtime.backend import Backend
 
 _scoped: ContextVar[Optional[Backend]] = ContextVar("mskernel_device", default=None)
@@ -16,8 +17,6 @@ _default: Optional[Backend] = None
 
 
 def _resolve(name: str) -> Backend:
-    from ..hooks.host import host
-
     host().load_external()
     return host().backends.get(name)
 
@@ -44,8 +43,6 @@ def current_device() -> Backend:
     if scoped is not None:
         return scoped
     if _default is None:
-        from ..hooks.host import host
-
         host().load_external()
         available = host().backends.available()
         _default = available[0]

@@ -16,6 +16,7 @@ from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Optional, Protocol, Sequence, Union
 
 from ..errors import BackendError, OpError
+from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, attr_key
 from ..runtime.backend import Backend, CompileOptions, DeviceArray
@@ -24,7 +25,7 @@ from ..runtime.partition import FallbackWarning
 from .device import current_device
 from ..ir.source import user_location
 from .tensor import Tensor
-from .trace import active_trace
+from .trace import EscapedTracerError, active_trace
 
 FALLBACK_ENV = "MSKERNEL_FALLBACK"
 _EAGER_OPTIONS = CompileOptions(opt_level=0)
@@ -117,8 +118,6 @@ def cached_binary(op: str, a: Tensor, b: Tensor) -> Optional[Tensor]:
 
 
 def _escaped(op: str, tensor: Tensor) -> Exception:
-    from .trace import EscapedTracerError
-
     return EscapedTracerError(
         f"op '{op}' got a traced {tensor.type} tensor outside its trace "
         f"(@{tensor._trace.builder.name}); return it from the traced function instead of "  # type: ignore[union-attr]
@@ -193,7 +192,7 @@ def _home_backend(op: str, args: Sequence[Tensor]) -> Backend:
 
 def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[str, Any],
                    regions: Sequence[Graph]) -> _EagerKernel:
-    builder = GraphBuilder(op)
+    builder = GraphBuilder(op, host().ops)
     inputs = [builder.input(a.type) for a in args]
     try:
         node, multi = builder.make_node(op, inputs, attrs, regions=regions)
@@ -212,8 +211,6 @@ def _capable_backend(home: Backend, node: Any, op: str) -> Backend:
     reason = home.capabilities().reason_unsupported(node)
     if reason is None:
         return home
-    from ..hooks.host import host
-
     policy = os.environ.get(FALLBACK_ENV, "warn")
     for other in host().backends.available():
         if other is not home and other.capabilities().supports(node):

@@ -15,6 +15,7 @@ from typing import Any, Optional
 
 from ..errors import MskernelError
 from .tensor import Tensor, host_array
+from .trace_context import active_trace
 
 
 class Parameter(Tensor):
@@ -31,8 +32,6 @@ class Parameter(Tensor):
 
     def assign_value(self, value: Any) -> "Parameter":
         """Replace the parameter's value with ``value`` (same shape; cast to its dtype)."""
-        from .trace import active_trace
-
         new = value if isinstance(value, Tensor) else Tensor(value, self.dtype)
         if new.shape != self.shape:
             raise MskernelError(
@@ -40,9 +39,7 @@ class Parameter(Tensor):
                 f"{self.name or ''} of shape {self.shape}"
             )
         if new.dtype is not self.dtype:
-            from .functional import astype
-
-            new = astype(new, self.dtype)
+            new = new.astype(self.dtype)
         trace = active_trace()
         if trace is not None:
             trace.assign(self, new)

@@ -19,6 +19,7 @@ import numpy as np
 from ..ir.dtypes import (
     DType, bool_, complex64, complex128, dtype as to_dtype, float32, float64, int64, promote_types,
 )
+from .dispatch import apply
 from .tensor import Tensor, host_array
 
 _KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "c": 3}
@@ -75,8 +76,6 @@ def as_tensor(x: Any, dt: DType) -> Tensor:
     if isinstance(x, Tensor):
         if x.dtype is dt:
             return x
-        from .dispatch import apply
-
         return apply("cast", x, dtype=dt)  # type: ignore[return-value]
     if type(x) is int and dt.is_integer:
         info = np.iinfo(dt.storage)

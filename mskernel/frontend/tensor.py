@@ -5,7 +5,13 @@ A tensor is *concrete* (it holds a :class:`~mskernel.runtime.DeviceArray`) or *t
 holds an IR :class:`~mskernel.ir.Value` of a :class:`~mskernel.frontend.trace.Trace`).  User
 code does not see the difference except where a concrete value is needed — ``bool(t)``,
 ``t.numpy()``, ``float(t)`` — which a traced tensor refuses with an error pointing at the
-user's line.  Operators and methods come from :class:`~mskernel.frontend.tensor_methods.TensorMethods`.
+user's line.
+
+This module holds the data: storage, type and the conversions to Python and NumPy values.
+Operators and methods (``x + y``, ``x.sum()``, ``x[i]``, ``x.at[i].set(v)`` ...) are the
+functional ops', installed on the class by :mod:`mskernel.frontend.functional.methods` when
+the frontend is imported (as JAX attaches its array methods), so the tensor type does not
+depend on the layer built on it.
 """
 
 from __future__ import annotations
@@ -15,15 +21,18 @@ from typing import TYPE_CHECKING, Any, Optional
 import numpy as np
 
 from ..errors import MskernelError
-from ..ir.dtypes import DType, as_storage, dtype as to_dtype, float32
+from ..ir.dtypes import DType, as_storage, dtype as to_dtype, float32, round_to_bfloat16
 from ..ir.graph import Value
+from ..ir.source import user_location
 from ..ir.types import TensorType
 from ..runtime.backend import DeviceArray
 from .device import current_device
-from .tensor_methods import TensorMethods
 
 if TYPE_CHECKING:
+    from .functional.methods import TensorMethods as _Methods
     from .trace import Trace
+else:
+    _Methods = object  # installed at run time; type checkers see them through the base
 
 
 class TracedValueError(MskernelError, TypeError):
@@ -54,7 +63,7 @@ def host_array(data: Any, dtype: Any = None) -> tuple[np.ndarray, DType]:
     return as_storage(arr, dt), dt
 
 
-class Tensor(TensorMethods):
+class Tensor(_Methods):
     """An n-d array.  ``Tensor(data, dtype=None)`` copies ``data`` (a NumPy array, nested
     lists or a scalar) to the current device."""
 
@@ -122,14 +131,14 @@ class Tensor(TensorMethods):
 
     def _need_concrete(self, what: str) -> DeviceArray:
         if self._data is None:
-            from ..ir.source import user_location
-
             loc = user_location()
             raise TracedValueError(
                 f"{what} needs a concrete value, but this {self.type} tensor is traced "
                 f"(inside @jit or a control-flow function){f' at {loc}' if loc else ''}; "
-                "a Python `if`/`while` on a tensor is converted only when written directly in "
-                "the jitted function — otherwise use mskernel.ops.cond / while_loop"
+                "a Python `if`/`while` on a tensor is converted in the user code @jit reaches "
+                "(the jitted function, the functions it calls, those handed to grad, vjp, cond "
+                "…) but not in lambdas, library code or do_not_convert functions — there use "
+                "mskernel.ops.cond / while_loop"
             )
         return self._data
 
@@ -183,11 +192,19 @@ class Tensor(TensorMethods):
     def __hash__(self) -> int:
         return id(self)
 
+    def __setitem__(self, key: Any, value: Any) -> None:
+        raise TypeError(
+            "tensors are immutable: x[...] = v cannot change x; write x = x.at[...].set(v), "
+            "which returns an updated copy (.add, .multiply, .min and .max also exist)"
+        )
+
+    def tolist(self) -> Any:
+        """The values as nested Python lists (concrete tensors only)."""
+        return self.numpy().tolist()
+
 
 def _bfloat16_text(v: float) -> str:
     """The shortest decimal that reads back as the same bfloat16 value."""
-    from ..ir.dtypes import round_to_bfloat16
-
     if not np.isfinite(v):
         return str(np.float32(v))
     for digits in range(1, 10):

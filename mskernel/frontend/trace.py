@@ -10,11 +10,12 @@ becomes a ``constant`` node.
 
 from __future__ import annotations
 
-from contextvars import ContextVar
+from contextvars import Token
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
 
 from ..errors import MskernelError
+from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Value
 from ..ir.source import return_site
@@ -23,8 +24,10 @@ from ..runtime.state import TOKEN_VALUE, RefCell
 from .parameter import Parameter
 from .pytree import TreeDef, flatten
 from .tensor import Tensor
+from .trace_context import active_trace, enter, leave
 
-_active: ContextVar[Optional["Trace"]] = ContextVar("mskernel_trace", default=None)
+__all__ = ["EscapedTracerError", "Program", "Trace", "active_trace", "as_result_tensor",
+           "trace_function", "trace_program"]
 
 
 class EscapedTracerError(MskernelError, TypeError):
@@ -33,14 +36,14 @@ class EscapedTracerError(MskernelError, TypeError):
 
 class Trace:
     def __init__(self, name: str, parent: Optional["Trace"] = None) -> None:
-        self.builder = GraphBuilder(name)
+        self.builder = GraphBuilder(name, host().ops)
         self.parent = parent
         #: outer tensors captured by this trace, in capture order, and their inner values
         self.captured: list[Tensor] = []
         self._capture_values: dict[int, Value] = {}
         # keyed by id(): the tensor is kept alive so its id cannot be reused by another
         self._constants: dict[int, tuple[Tensor, Value]] = {}
-        self._token = None
+        self._token: Optional[Token[Optional[Trace]]] = None
         #: parameters read or written by this trace, in ref-input order, with their ref inputs
         self.params: list[Parameter] = []
         self._refs: dict[int, Value] = {}
@@ -49,11 +52,12 @@ class Trace:
         self._current_token: Optional[Value] = None
 
     def __enter__(self) -> "Trace":
-        self._token = _active.set(self)
+        self._token = enter(self)
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        _active.reset(self._token)
+        assert self._token is not None
+        leave(self._token)
 
     def input(self, type: TensorType, name: Optional[str] = None) -> Tensor:
         return Tensor._traced(self.builder.input(type, name), self)
@@ -144,10 +148,6 @@ class Trace:
         return self._constants[key][1]
 
 
-def active_trace() -> Optional[Trace]:
-    return _active.get()
-
-
 def trace_function(fn: Callable[..., Any], types: Sequence[TensorType], name: str,
                    parent: Optional[Trace] = None) -> tuple[Graph, TreeDef, list[Tensor]]:
     """Trace ``fn`` on symbolic inputs of ``types``; return the graph (its inputs: the
@@ -213,10 +213,8 @@ def as_result_tensor(leaf: Any, where: str, fn: Callable[..., Any]) -> Tensor:
     the error for anything else names the return statement."""
     if isinstance(leaf, Tensor):
         return leaf
-    from .functional import asarray
-
     try:
-        return asarray(leaf)
+        return Tensor(leaf)
     except (TypeError, ValueError):
         site = return_site(fn)
         raise MskernelError(

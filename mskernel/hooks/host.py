@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Optional
 
 import pluggy
 
-from .. import __version__
+from .._version import __version__
 from ..errors import MissingPluginError, PluginError
 from ..ops.registry import OpRegistry, RuleRegistry
 from ..passes.registry import PassRegistry

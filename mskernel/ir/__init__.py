@@ -1,11 +1,13 @@
 """The intermediate representation: dtypes, types, values/nodes/graphs, building, verifying,
-printing, parsing and the model file format."""
+printing, parsing and the model file format.  It finds op definitions through an
+:class:`OpLookup` it is given (see :mod:`.lookup`), so it imports nothing above it."""
 
 from .dtypes import (
     ALL_DTYPES, DType, bfloat16, bool_, complex64, complex128, dtype, float16, float32,
     float64, int8, int16, int32, int64, promote_types, result_type, uint8, uint16, uint32, uint64,
 )
 from .graph import Graph, Node, SourceLoc, Value
+from .lookup import OpLookup, OpSchema
 from .types import TOKEN, RefType, TensorType, TokenType, Type, tensor_type
 from .builder import GraphBuilder
 from .parser import parse_graph
@@ -13,7 +15,8 @@ from .printer import print_graph
 from .verify import verify
 
 __all__ = [
-    "ALL_DTYPES", "DType", "Graph", "GraphBuilder", "Node", "RefType", "SourceLoc", "TOKEN",
+    "ALL_DTYPES", "DType", "Graph", "GraphBuilder", "Node", "OpLookup", "OpSchema", "RefType",
+    "SourceLoc", "TOKEN",
     "TensorType", "TokenType", "Type", "Value", "bfloat16", "bool_", "complex64", "complex128",
     "dtype", "float16", "float32", "float64", "int8", "int16", "int32", "int64",
     "promote_types", "result_type", "tensor_type", "uint8", "uint16", "uint32", "uint64",

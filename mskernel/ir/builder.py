@@ -1,5 +1,6 @@
-"""Building graphs: :class:`GraphBuilder` creates nodes through the op registry, so every
-node it makes has validated attributes and inferred output types.
+"""Building graphs: :class:`GraphBuilder` creates nodes through an op lookup (the process's
+op registry unless one is given), so every node it makes has validated attributes and
+inferred output types.
 
     b = GraphBuilder("f")
     x = b.input(tensor_type("f32", (2, 3)), name="x")
@@ -15,20 +16,21 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence, Union
 
+from ..defaults import or_default_ops
 from ..errors import OpError
 from .graph import Graph, Node, SourceLoc, Value
+from .lookup import OpLookup, OpSchema
 from .source import caller_location
 from .types import Type
 
 
 class GraphBuilder:
-    def __init__(self, name: str = "main", registry: Any = None) -> None:
-        if registry is None:
-            from ..ops import registry as default_registry
+    """Appends nodes whose ops ``registry`` defines (default: the process's op registry)."""
 
-            registry = default_registry()
+    def __init__(self, name: str = "main",
+                 registry: Optional[OpLookup[OpSchema]] = None) -> None:
         self.name = name
-        self.registry = registry
+        self.registry: OpLookup[OpSchema] = or_default_ops(registry)
         self.inputs: list[Value] = []
         self.nodes: list[Node] = []
 

@@ -26,14 +26,16 @@ from typing import Any, Mapping, Optional, Union
 
 import numpy as np
 
-from .. import __version__
-from ..errors import FileFormatError, MskernelError
+from .._version import __version__
+from ..defaults import or_default_ops
+from ..errors import FileFormatError, MskernelError, UnknownOpError
 from ..hooks.versions import satisfies
 from .container import (
     ALIGNMENT, Kind, PathLike, quote_name, read_container, write_container,
 )
 from .dtypes import DType
 from .graph import Graph
+from .lookup import OpLookup, OpSchema
 from .parser import parse_graph
 from .printer import print_graph
 
@@ -83,12 +85,12 @@ def installed_version(distribution: str) -> Optional[str]:
 
 def save_model(path: PathLike, graph: Graph, weights: Optional[Mapping[str, Any]] = None, *,
                dtypes: Optional[Mapping[str, Union[DType, str]]] = None,
-               registry: Any = None) -> None:
+               registry: Optional[OpLookup[OpSchema]] = None) -> None:
     """Write ``graph`` and ``weights`` (name → array in reference storage) to ``path``,
     atomically.  ``dtypes`` gives the IR dtype of weights whose array dtype does not say it
     (``{"w": "bfloat16"}`` for a float32 array holding bfloat16 values).  ``registry`` (default:
     the process-wide one) tells which distribution owns each op the graph uses."""
-    registry = _registry(registry)
+    registry = or_default_ops(registry)
     op_owners = {op: registry.get(op).owner for op in sorted(graph.ops_used())}
     for op, owner in op_owners.items():
         if not _DISTRIBUTION.fullmatch(owner):
@@ -100,14 +102,14 @@ def save_model(path: PathLike, graph: Graph, weights: Optional[Mapping[str, Any]
                     dtypes)
 
 
-def load_model(path: PathLike, registry: Any = None) -> Model:
+def load_model(path: PathLike, registry: Optional[OpLookup[OpSchema]] = None) -> Model:
     """Read a model file; raise :class:`~mskernel.errors.FileFormatError` (one line) saying
     what is wrong when it is not a model file, is truncated, damaged or forged (see
     :mod:`.container`), holds graph text that does not parse, was written by a newer
     mskernel, or needs a plugin distribution that is not installed.  ``registry`` (default:
     the process-wide one) resolves the graph's op names."""
     name = os.fspath(path)
-    registry = _registry(registry)
+    registry = or_default_ops(registry)
     container = read_container(path, MODEL_FILE,
                                {"graph": str, "requires": dict, "op_owners": dict})
     requires = _check_requires(name, container.header, registry)
@@ -120,16 +122,8 @@ def load_model(path: PathLike, registry: Any = None) -> Model:
                  requires, container.dtypes)
 
 
-def _registry(registry: Any) -> Any:
-    if registry is not None:
-        return registry
-    from ..ops import registry as default_registry
-
-    return default_registry()
-
-
 def _check_requires(path: str, header: dict[str, Any],
-                    registry: Any) -> dict[str, Optional[str]]:
+                    registry: OpLookup[OpSchema]) -> dict[str, Optional[str]]:
     """The ``requires`` table, after checking each distribution is present and at least as
     new as the one that wrote the file (an in-process registration of its ops counts as
     present)."""
@@ -152,7 +146,7 @@ def _check_requires(path: str, header: dict[str, Any],
         for_ops = (f" for op{'s' if len(ops) > 1 else ''} "
                    f"{', '.join(repr(op) for op in ops)}" if ops else "")
         installed = installed_version(dist)
-        if installed is None and not any(op.owner == dist for op in registry):
+        if installed is None and not any(_defines(registry, op, dist) for op in ops):
             bound = f" (>= {recorded})" if recorded else ""
             problems.append(f"this model needs {dist}{bound}{for_ops}; install it with "
                             f"`pip install {dist}`")
@@ -170,3 +164,11 @@ def _at_least(installed: str, recorded: str) -> bool:
         return satisfies(installed, f">={recorded}")
     except ValueError:
         return True  # a version this check cannot read is not held against the user
+
+
+def _defines(registry: OpLookup[OpSchema], op: str, distribution: str) -> bool:
+    """Whether ``registry`` has op ``op`` from ``distribution`` (registered in-process)."""
+    try:
+        return registry.get(op).owner == distribution
+    except UnknownOpError:
+        return False

@@ -23,6 +23,7 @@ from typing import Any, Iterator, Mapping, Optional
 
 import numpy as np
 
+from .printer import print_graph
 from .types import Type
 
 _ids = itertools.count()
@@ -155,8 +156,6 @@ class Graph:
         return {n.op for n in self.walk()}
 
     def __str__(self) -> str:
-        from .printer import print_graph
-
         return print_graph(self)
 
     def __repr__(self) -> str:

@@ -23,9 +23,11 @@ from typing import Any, Callable, NoReturn, Optional
 
 import numpy as np
 
+from ..defaults import or_default_ops
 from ..errors import MskernelError, ParseError
 from .dtypes import DType, bfloat16, dtype as to_dtype
 from .graph import Graph, Node, SourceLoc, Value
+from .lookup import OpLookup, OpSchema
 from .types import TOKEN, RefType, TensorType, Type
 
 _TOKEN = re.compile(r"""
@@ -55,14 +57,10 @@ class _Token:
         return "end of input" if self.kind == "end" else repr(self.text)
 
 
-def parse_graph(text: str, registry: Any = None) -> Graph:
+def parse_graph(text: str, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
     """Parse the text form of one graph.  ``registry`` resolves op names (default: the
-    process-wide op registry)."""
-    if registry is None:
-        from ..ops import registry as default_registry
-
-        registry = default_registry()
-    return _Parser(text, registry).graph()
+    process's op registry)."""
+    return _Parser(text, or_default_ops(registry)).graph()
 
 
 def unquote(literal: str, fail: Callable[[str, int], NoReturn]) -> str:
@@ -93,7 +91,7 @@ def unquote(literal: str, fail: Callable[[str, int], NoReturn]) -> str:
 
 
 class _Parser:
-    def __init__(self, text: str, registry: Any) -> None:
+    def __init__(self, text: str, registry: OpLookup[OpSchema]) -> None:
         self.lines = text.split("\n")
         self.registry = registry
         self.tokens = self._tokenize(text)

@@ -36,13 +36,15 @@ import itertools
 import math
 import re
 import struct
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import numpy as np
 
 from .dtypes import DType, dtype as to_dtype
-from .graph import Graph, Node, Value
 from .types import TensorType
+
+if TYPE_CHECKING:  # Graph.__str__ prints with this module
+    from .graph import Graph, Node, Value
 
 INDENT = "  "
 #: Names that are written quoted where a bare name is allowed (they start other syntax).

@@ -21,23 +21,18 @@ chain of owning nodes and regions for a node inside a region.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
+from ..defaults import or_default_ops
 from ..errors import OpError, UnknownOpError, VerifyError
 from .graph import Graph, Node, Value, attr_key, freeze_attr
+from .lookup import OpLookup, OpSchema
 from .types import TokenType
 
-if TYPE_CHECKING:
-    from ..ops.registry import OpDef
-
-
-def verify(graph: Graph, registry: Any = None) -> None:
-    """Raise :class:`VerifyError` if ``graph`` breaks an IR invariant; return ``None``."""
-    if registry is None:
-        from ..ops import registry as default_registry
-
-        registry = default_registry()
-    _Verifier(registry).graph(graph, f"graph @{graph.name}", None)
+def verify(graph: Graph, registry: Optional[OpLookup[OpSchema]] = None) -> None:
+    """Raise :class:`VerifyError` if ``graph`` breaks an IR invariant; return ``None``.
+    ``registry`` resolves op names (default: the process's op registry)."""
+    _Verifier(or_default_ops(registry)).graph(graph, f"graph @{graph.name}", None)
 
 
 def _value(v: Value) -> str:
@@ -63,7 +58,7 @@ class _Scope:
 
 
 class _Verifier:
-    def __init__(self, registry: Any) -> None:
+    def __init__(self, registry: OpLookup[OpSchema]) -> None:
         self.registry = registry
         self.definitions: dict[Value, str] = {}  # every value defined so far → where
         self.token_uses: dict[Value, str] = {}  # every consumed token → by what
@@ -128,13 +123,13 @@ class _Verifier:
         for i, v in enumerate(node.outputs):
             self.define(v, f"output {i} of {where}", f"{where}: output {i}", scope)
 
-    def op(self, node: Node, where: str) -> OpDef:
+    def op(self, node: Node, where: str) -> OpSchema:
         try:
             return self.registry.get(node.op)
         except UnknownOpError as exc:
             raise VerifyError(f"{where}: {exc}") from None
 
-    def attrs(self, node: Node, opdef: OpDef, where: str) -> dict[str, Any]:
+    def attrs(self, node: Node, opdef: OpSchema, where: str) -> dict[str, Any]:
         try:
             bound = opdef.bind_attrs(node.attrs, loc=node.loc)
         except OpError as exc:
@@ -148,7 +143,7 @@ class _Verifier:
                                   f"the schema's canonical form {value!r}")
         return bound
 
-    def types(self, node: Node, opdef: OpDef, attrs: dict[str, Any], where: str) -> None:
+    def types(self, node: Node, opdef: OpSchema, attrs: dict[str, Any], where: str) -> None:
         input_types = [v.type for v in node.inputs]
         try:
             expected = opdef.infer_types(input_types, attrs, regions=node.regions, loc=node.loc)

@@ -1,39 +1,33 @@
-"""Op definitions: the registry, the definition type, and the core op set.
+"""``mskernel.ops``: the ops.
 
-``mskernel.ops.registry()`` is the process-wide :class:`OpRegistry` (core ops plus those of
-loaded plugins).  Functional user-facing ops (``mskernel.ops.exp(x)``) are added by the
-frontend.
+Users call them: ``mskernel.ops.exp(x)``, ``ops.matmul(a, b)``, ``ops.cond(p, f, g, x)`` —
+the functional ops of MindSpore's ``mindspore.ops``, which the frontend defines
+(:mod:`mskernel.frontend.functional`, :mod:`mskernel.frontend.control`) and this package
+resolves on first access, so importing the op definitions never imports the frontend.
+
+Plugin authors define them: :class:`OpDef` and :class:`Attr` (in the module
+:mod:`mskernel.ops.registry`, with :class:`OpRegistry` and :class:`RuleRegistry`), the core
+op set one module per family (:mod:`.elementwise`, :mod:`.shape`, …), and the process-wide
+registries the plugin host fills, :func:`op_registry` and :func:`rule_registry`.
 """
 
 from __future__ import annotations
 
+from ..defaults import op_registry, rule_registry
 from .registry import Attr, OpDef, OpRegistry, RuleRegistry
 
+__all__ = ["Attr", "OpDef", "OpRegistry", "RuleRegistry", "op_registry", "rule_registry"]
 
-def registry() -> OpRegistry:
-    """The process-wide op registry."""
-    from ..hooks.host import host
-
-    return host().ops
-
-
-def rule_registry() -> RuleRegistry:
-    """The process-wide rule registry (VJP/JVP, sharding, … attached to op names)."""
-    from ..hooks.host import host
-
-    host().load_external()
-    return host().rules
-
-
-__all__ = ["Attr", "OpDef", "OpRegistry", "RuleRegistry", "registry", "rule_registry"]
+#: The frontend modules whose ``__all__`` are the user's functional ops.
+_FUNCTIONAL = ("mskernel.frontend.functional", "mskernel.frontend.control")
 
 
 def __getattr__(name: str):
     """``mskernel.ops.exp(x)`` and the other functional ops (and ``cond``, ``while_loop``,
-    ``fori_loop``, ``scan``, ``switch``) come from the frontend, loaded on first access."""
+    ``fori_loop``, ``scan``, ``switch``), loaded on first access."""
     from importlib import import_module
 
-    for module in ("mskernel.frontend.functional", "mskernel.frontend.control"):
+    for module in _FUNCTIONAL:
         mod = import_module(module)
         if name in getattr(mod, "__all__", ()):
             return getattr(mod, name)

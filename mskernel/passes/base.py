@@ -13,14 +13,21 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from ..ir.graph import Graph
+from ..ir.lookup import OpLookup
+from ..ops.registry import OpDef
+
+
+#: The op definitions passes consult: traits, effects, reference semantics.
+OpDefinitions = OpLookup[OpDef]
 
 
 @dataclass
 class PassContext:
-    """What a pass may consult: the op registry, the opt level, the backend it compiles for
+    """What a pass may consult: the op definitions (``registry``: the process's op registry
+    when the pipeline compiles for a backend), the opt level, the backend it compiles for
     (``None`` for generic passes) and free-form options of the pipeline."""
 
-    registry: Any
+    registry: OpDefinitions
     opt_level: int = 2
     backend: str | None = None
     options: dict[str, Any] = field(default_factory=dict)

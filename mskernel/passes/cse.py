@@ -12,10 +12,10 @@ inside a region are merged with each other only: regions are closed.
 
 from __future__ import annotations
 
-from typing import Any, Hashable, Mapping, Optional
+from typing import Hashable, Mapping, Optional
 
 from ..ir.graph import Graph, Node, Value
-from .base import PassContext, PassResult
+from .base import OpDefinitions, PassContext, PassResult
 from .rewrite import Replacement, Visit, is_effectful, rewrite_nodes
 
 
@@ -39,7 +39,7 @@ class CommonSubexpressionElimination:
         return PassResult(new, new is not graph)
 
 
-def node_key(node: Node, registry: Any) -> Optional[Hashable]:
+def node_key(node: Node, registry: OpDefinitions) -> Optional[Hashable]:
     """What identifies the value a node computes, or ``None`` when it must stay distinct."""
     if node.regions or is_effectful(node, registry):
         return None

@@ -15,10 +15,9 @@ agree), so they are kept even when unused.
 
 from __future__ import annotations
 
-from typing import Any
 
 from ..ir.graph import Graph, Node, Value
-from .base import PassContext, PassResult
+from .base import OpDefinitions, PassContext, PassResult
 from .rewrite import is_effectful
 
 
@@ -30,7 +29,7 @@ class DeadCodeElimination:
         return PassResult(new, new is not graph)
 
 
-def eliminate_dead_code(graph: Graph, registry: Any) -> Graph:
+def eliminate_dead_code(graph: Graph, registry: OpDefinitions) -> Graph:
     """``graph`` without its dead nodes; the same object when it has none."""
     live: set[Value] = set(graph.outputs)
     kept: list[Node] = []

@@ -17,7 +17,7 @@ graph runs, not when it compiles.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional
+from typing import Mapping, Optional
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType
 from ..runtime.interpreter import run_node
-from .base import PassContext, PassResult
+from .base import OpDefinitions, PassContext, PassResult
 from .rewrite import Replacement, Visit, rewrite_nodes
 
 DEFAULT_MAX_ELEMENTS = 1 << 20
@@ -45,7 +45,7 @@ class ConstantFolding:
         return PassResult(new, new is not graph)
 
 
-def make_constant(registry: Any, array: np.ndarray, type: TensorType) -> Node:
+def make_constant(registry: OpDefinitions, array: np.ndarray, type: TensorType) -> Node:
     """A ``constant`` node holding ``array`` (in the reference storage of ``type``)."""
     node, _ = GraphBuilder(registry=registry).make_node(
         "constant", (), {"value": array, "dtype": type.dtype})
@@ -55,7 +55,7 @@ def make_constant(registry: Any, array: np.ndarray, type: TensorType) -> Node:
 class _Folder:
     """Folds the nodes of one graph scope, remembering the values it knows."""
 
-    def __init__(self, registry: Any, max_elements: int) -> None:
+    def __init__(self, registry: OpDefinitions, max_elements: int) -> None:
         self.registry = registry
         self.max_elements = max_elements
         self.known: dict[Value, np.ndarray] = {}

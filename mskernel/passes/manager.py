@@ -34,9 +34,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
+from ..defaults import op_registry, pass_registry
 from ..errors import PluginError, VerifyError
 from ..ir.graph import Graph
+from ..ir.verify import verify
 from .base import Pass, PassContext, PassResult
+from .registry import PassRegistry
 from .rewrite import count_nodes
 
 #: The most sweeps a pipeline runs at each opt level when ``max_iterations`` is not given.
@@ -118,21 +121,18 @@ class PassManager:
         self.dump_dir = dump_dir
 
     @classmethod
-    def from_pipeline(cls, pipeline: str, *, registry: Any = None, **options: Any) -> "PassManager":
+    def from_pipeline(cls, pipeline: str, *, registry: Optional[PassRegistry] = None,
+                      **options: Any) -> "PassManager":
         """The manager of a named pipeline of a :class:`~mskernel.passes.PassRegistry`
         (default: the process's, with every installed plugin's pipelines)."""
-        if registry is None:
-            from ..hooks.host import host
-
-            host().load_external()
-            registry = host().passes
-        return cls(registry.pipeline(pipeline), name=pipeline, **options)
+        passes = pass_registry() if registry is None else registry
+        return cls(passes.pipeline(pipeline), name=pipeline, **options)
 
     def run(self, graph: Graph, context: Optional[PassContext] = None) -> PipelineResult:
+        """Run the passes over ``graph`` (``context`` default: the process's op registry,
+        opt level 2)."""
         if context is None:
-            from ..ops import registry as default_registry
-
-            context = PassContext(registry=default_registry())
+            context = PassContext(registry=op_registry())
         cap = self.max_iterations or SWEEPS_BY_OPT_LEVEL.get(context.opt_level, 1)
         report = PassReport(graph.name)
         dump = _Dump.start(self.dump_dir or os.environ.get(DUMP_ENV), graph)
@@ -173,8 +173,6 @@ class PassManager:
 
     def _verify(self, graph: Graph, context: PassContext, *, culprit: Optional[str],
                 report: PassReport) -> None:
-        from ..ir.verify import verify
-
         try:
             verify(graph, context.registry)
         except VerifyError as exc:

@@ -59,10 +59,8 @@ class Patterns:
               context: PassContext) -> PatternResult:
         """The first non-``None`` result of the rules for ``node.op``, then of the rules
         keyed ``"trait:<name>"`` for the op's traits, or ``None``."""
-        keys = [node.op]
-        opdef = context.registry.find(node.op)
-        if opdef is not None:
-            keys += [f"trait:{t}" for t in sorted(opdef.traits)]
+        traits = context.registry.get(node.op).traits
+        keys = [node.op, *(f"trait:{t}" for t in sorted(traits))]
         for key in keys:
             for pattern in self._table.get(key, ()):
                 result = pattern(node, producers, context)

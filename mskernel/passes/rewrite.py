@@ -21,10 +21,11 @@ needs renaming.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional
 
 from ..errors import VerifyError
 from ..ir.graph import Graph, Node, Value
+from .base import OpDefinitions
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def check_same_type(old: Value, new: Value, what: str) -> None:
         )
 
 
-def is_effectful(node: Node, registry: Any) -> bool:
+def is_effectful(node: Node, registry: OpDefinitions) -> bool:
     """Whether ``node`` has side effects: its op is effectful, or a node of one of its
     regions is.  Passes never delete, merge, evaluate or reorder such nodes."""
     if registry.get(node.op).effectful:

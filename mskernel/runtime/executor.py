@@ -13,10 +13,13 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..defaults import backend_registry, op_registry
 from ..errors import BackendError, MskernelError
 from ..ir.dtypes import as_storage
 from ..ir.graph import Graph, Value
 from ..ir.types import TensorType
+from ..passes.base import PassContext
+from ..passes.manager import PassManager
 from .backend import Backend, CompileOptions, DeviceArray, Executable
 from .partition import PartitionPlan, partition
 from .state import RefCell
@@ -25,10 +28,7 @@ from .state import RefCell
 def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
     """Backends in preference order: ``names`` first (each must be available), then every
     other available backend as fallback candidates, by the registry's order."""
-    from ..hooks.host import host
-
-    registry = host().backends
-    host().load_external()
+    registry = backend_registry()
     chosen = [registry.get(n) for n in names or ()]
     rest = [b for b in registry.available() if b.name not in {c.name for c in chosen}]
     return chosen + rest
@@ -36,12 +36,8 @@ def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
 
 def optimize(graph: Graph, options: CompileOptions) -> Graph:
     """Run the generic pipeline ``O<opt_level>`` on ``graph``."""
-    from ..ops import registry
-    from ..passes.base import PassContext
-    from ..passes.manager import PassManager
-
     manager = PassManager.from_pipeline(f"O{options.opt_level}", debug=options.debug)
-    context = PassContext(registry=registry(), opt_level=options.opt_level)
+    context = PassContext(registry=op_registry(), opt_level=options.opt_level)
     return manager.run(graph, context).graph
 
 

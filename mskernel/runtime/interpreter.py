@@ -7,23 +7,28 @@ rule is reported with the op's name instead of producing a silently wrong graph.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Optional, Sequence
 
 import numpy as np
 
+from ..defaults import or_default_ops
 from ..errors import MskernelError
 from ..ir.dtypes import as_storage
 from ..ir.graph import Graph, Node, Value
+from ..ir.lookup import OpLookup
 from ..ir.types import TensorType
+from ..ops.registry import OpDef
 
 
-def run_graph(graph: Graph, args: Sequence[Any], registry: Any = None) -> list[Any]:
+def run_graph(graph: Graph, args: Sequence[Any],
+              registry: Optional[OpLookup[OpDef]] = None) -> list[Any]:
     """Evaluate ``graph`` on ``args`` (NumPy arrays in reference storage, ``TOKEN_VALUE``
-    for tokens, :class:`~mskernel.runtime.state.RefCell` for refs); return its outputs."""
-    if registry is None:
-        from ..ops import registry as default_registry
+    for tokens, :class:`~mskernel.runtime.state.RefCell` for refs); return its outputs.
+    ``registry`` gives the ops' semantics (default: the process's op registry)."""
+    return _run_graph(graph, args, or_default_ops(registry))
 
-        registry = default_registry()
+
+def _run_graph(graph: Graph, args: Sequence[Any], registry: OpLookup[OpDef]) -> list[Any]:
     if len(args) != len(graph.inputs):
         raise MskernelError(
             f"graph @{graph.name} takes {len(graph.inputs)} inputs, got {len(args)}"
@@ -37,13 +42,13 @@ def run_graph(graph: Graph, args: Sequence[Any], registry: Any = None) -> list[A
     return [env[v] for v in graph.outputs]
 
 
-def run_node(node: Node, args: Sequence[Any], registry: Any) -> list[Any]:
+def run_node(node: Node, args: Sequence[Any], registry: OpLookup[OpDef]) -> list[Any]:
     """Evaluate one node on concrete inputs and coerce the results to the inferred types."""
     opdef = registry.get(node.op)
     extra: dict[str, Any] = {}
     if node.regions:
         extra["regions"] = node.regions
-        extra["run_region"] = lambda region, *region_args: run_graph(region, region_args, registry)
+        extra["run_region"] = lambda region, *region_args: _run_graph(region, region_args, registry)
     with np.errstate(all="ignore"):
         result = opdef.reference(*args, **node.attrs, **extra)
     results = list(result) if isinstance(result, (tuple, list)) else [result]

@@ -19,6 +19,7 @@ from ..errors import BackendError
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType
 from .backend import Backend, FallbackPolicy
+from .report import explain_plan
 
 
 class FallbackWarning(UserWarning):
@@ -72,8 +73,6 @@ class PartitionPlan:
         return sum(t.nbytes for t in self.transfers)
 
     def explain(self) -> str:
-        from .report import explain_plan
-
         return explain_plan(self)
 
 

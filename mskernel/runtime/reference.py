@@ -19,14 +19,17 @@ from __future__ import annotations
 import functools
 import keyword
 import typing
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
+from ..defaults import op_registry
 from ..hooks.markers import hookimpl
 from ..ir.dtypes import as_storage, bfloat16
 from ..ir.graph import Graph, Node, Value
+from ..ir.lookup import OpLookup
 from ..ir.types import TensorType
+from ..ops.registry import OpDef, OpRegistry
 from .backend import Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable
 from .interpreter import _coerce, run_graph, run_node
 from .state import RefCell
@@ -83,7 +86,7 @@ class ReferenceExecutable(Executable):
         ]
 
 
-def generate(graph: Graph, registry: Any,
+def generate(graph: Graph, registry: OpLookup[OpDef],
              backend: Backend) -> Callable[[Sequence[DeviceArray]], list[DeviceArray]]:
     """A function of the device arrays of ``graph``'s inputs returning its outputs as device
     arrays of ``backend`` (only for graphs whose inputs are all tensors)."""
@@ -110,7 +113,7 @@ def generate(graph: Graph, registry: Any,
 class _Code:
     """The lines and the namespace of a generated function."""
 
-    def __init__(self, registry: Any) -> None:
+    def __init__(self, registry: OpLookup[OpDef]) -> None:
         self.registry = registry
         self.lines: list[str] = []
         self.names: dict[Value, str] = {}
@@ -167,7 +170,7 @@ class _Code:
         return name
 
     @staticmethod
-    def _direct(node: Node, registry: Any) -> bool:
+    def _direct(node: Node, registry: OpLookup[OpDef]) -> bool:
         """Whether ``node`` can be a plain call: a one-output op (not a tuple of one) with a
         tensor result not needing rounding, tensor inputs, no regions, and attribute names
         usable as keywords."""
@@ -182,14 +185,13 @@ class _Code:
 
 
 class ReferenceBackend(Backend):
+    """Runs every op ``registry`` defines (default: the process's op registry) with its
+    reference semantics.  Plugin authors subclass it for a backend of their own."""
+
     name = NAME
 
-    def __init__(self, registry: Any = None) -> None:
-        if registry is None:
-            from ..ops import registry as default_registry
-
-            registry = default_registry()
-        self.registry = registry
+    def __init__(self, registry: Optional[OpRegistry] = None) -> None:
+        self.registry = op_registry() if registry is None else registry
 
     def availability(self) -> Availability:
         return Availability(available=True, reason=f"NumPy {np.__version__} on the host")

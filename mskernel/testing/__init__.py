@@ -16,6 +16,7 @@ import numpy as np
 from ..ir.builder import GraphBuilder
 from ..ir.dtypes import DType, dtype as to_dtype
 from ..ir.graph import Graph
+from ..ir.lookup import OpLookup, OpSchema
 from ..ir.types import TOKEN, RefType, TensorType, Type
 from ..runtime.state import RefCell, TOKEN_VALUE
 
@@ -64,7 +65,7 @@ class OpSample:
 SampleFn = Callable[[np.random.Generator], Iterable[OpSample]]
 
 
-def sample_graph(sample: OpSample, registry: Any = None) -> Graph:
+def sample_graph(sample: OpSample, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
     """A graph applying the sample's op once to fresh inputs; its outputs are the op's."""
     b = GraphBuilder(sample.op.replace(".", "_"), registry)
     inputs = [b.input(t) for t in sample.arg_types()]

@@ -444,7 +444,7 @@ def test_a_function_without_source_is_traced_unconverted_with_a_warning():
         np.testing.assert_array_equal(jit(namespace["f"])(t(2)).numpy(), [4])
 
 
-def test_nested_generators_and_lambdas_stay_python():
+def test_nested_generators_stay_python_and_nested_lambdas_run():
     def f(x):
         def rows():
             for k in range(2):
@@ -455,3 +455,36 @@ def test_nested_generators_and_lambdas_stay_python():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         np.testing.assert_array_equal(jit(f)(t(3)).numpy(), [4])
+
+
+def _sign(v):
+    if v.sum() > 0:
+        return v
+    return -v
+
+
+def test_lambdas_are_converted_and_told_apart_on_one_line():
+    double, triple = (lambda x: _sign(x) * 2.0), (lambda x: _sign(-x) * 3.0)  # noqa: E731
+    x = t(1.0, -3.0)
+    for fn in (double, triple):
+        np.testing.assert_array_equal(jit(fn)(x).numpy(), fn(x).numpy())
+    absolute = lambda x: x if x.sum() > 0 else -x  # noqa: E731
+    assert "If" in ops_of(graph_of(absolute, x))
+    np.testing.assert_array_equal(jit(absolute)(x).numpy(), [-1.0, 3.0])
+    assert "return ag__.call(_sign, x) * 2.0" in to_source(double)
+
+
+def test_partial_of_user_code_is_converted():
+    import functools
+
+    def scaled(x, factor):
+        if x.sum() > 0:
+            return x * factor
+        return -x * factor
+
+    @jit
+    def f(x):
+        return functools.partial(scaled, factor=2.0)(x)
+
+    np.testing.assert_array_equal(f(t(1.0, -3.0)).numpy(), [-2.0, 6.0])
+

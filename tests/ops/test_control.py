@@ -184,8 +184,8 @@ def test_max_iterations_must_be_non_negative():
 
 
 def test_control_ops_own_two_regions_and_are_not_effectful():
-    from mskernel.ops import registry
+    from mskernel.ops import op_registry
 
     for name in ("If", "While"):
-        op = registry().get(name)
+        op = op_registry().get(name)
         assert op.num_regions == 2 and not op.effectful

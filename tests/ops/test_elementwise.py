@@ -7,7 +7,7 @@ import pytest
 
 from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime.interpreter import run_graph
 
 
@@ -79,6 +79,6 @@ def test_clip_rejects_inverted_bounds():
 
 
 def test_elementwise_ops_carry_the_trait():
-    assert registry().get("add").has_trait("elementwise")
-    assert registry().get("add").has_trait("commutative")
-    assert not registry().get("sub").has_trait("commutative")
+    assert op_registry().get("add").has_trait("elementwise")
+    assert op_registry().get("add").has_trait("commutative")
+    assert not op_registry().get("sub").has_trait("commutative")

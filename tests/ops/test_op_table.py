@@ -6,12 +6,12 @@ import pytest
 
 from mskernel.ir.dtypes import bfloat16
 from mskernel.ir.types import TensorType
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime.interpreter import run_node
 from mskernel.testing import sample_graph
 from mskernel.testing.samples import all_samples, sample_functions
 
-CORE_OPS = sorted(op.name for op in registry() if op.owner == "mskernel")
+CORE_OPS = sorted(op.name for op in op_registry() if op.owner == "mskernel")
 SAMPLES = list(all_samples())
 
 
@@ -28,7 +28,7 @@ def test_every_core_op_has_samples():
 def test_reference_agrees_with_inferred_types(sample):
     graph = sample_graph(sample)
     (node,) = graph.nodes
-    opdef = registry().get(node.op)
+    opdef = op_registry().get(node.op)
     extra = {}
     if node.regions:
         from mskernel.runtime.interpreter import run_graph
@@ -45,4 +45,4 @@ def test_reference_agrees_with_inferred_types(sample):
         assert arr.shape == value.type.shape, (sample, arr.shape, value.type)
         if value.type.dtype is not bfloat16:
             assert arr.dtype == value.type.dtype.storage, (sample, arr.dtype, value.type)
-    run_node(node, list(sample.args), registry())
+    run_node(node, list(sample.args), op_registry())

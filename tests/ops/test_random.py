@@ -17,7 +17,7 @@ from scipy import stats
 
 from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.ops.random import OPS, ndtri, threefry2x32
 from mskernel.runtime.interpreter import run_graph
 
@@ -42,7 +42,7 @@ def T(k, c0, c1):
 
 def reference(op, *args, **attrs):
     """Call an op's reference directly (many small draws without building graphs)."""
-    opdef = registry().get(op)
+    opdef = op_registry().get(op)
     return opdef.reference(*args, **opdef.bind_attrs(attrs))
 
 

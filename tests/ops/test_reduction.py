@@ -9,7 +9,7 @@ import torch
 from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.dtypes import float32, float64
-from mskernel.ops import reduction, registry
+from mskernel.ops import reduction, op_registry
 from mskernel.runtime.interpreter import run_graph
 from mskernel.testing import OpSample, assert_close, sample_graph
 
@@ -224,4 +224,4 @@ def test_every_reduction_carries_the_trait():
     names = [op.name for op in reduction.OPS]
     assert sorted(names) == sorted(["sum", "mean", "prod", "max", "min", "all", "any", "argmax",
                                     "argmin", "logsumexp", "var", "std"])
-    assert all(registry().get(name).has_trait("reduction") for name in names)
+    assert all(op_registry().get(name).has_trait("reduction") for name in names)

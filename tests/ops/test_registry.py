@@ -5,7 +5,7 @@ import pytest
 
 from mskernel.errors import InferError, OpError, UnknownOpError
 from mskernel.ir import GraphBuilder, SourceLoc, tensor_type
-from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, registry
+from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, op_registry
 
 
 def identity_op(name="toy.identity", owner="mskernel-toy"):
@@ -31,18 +31,18 @@ def test_owner_stamped_by_the_host_replaces_the_default():
 
 def test_unknown_op_suggests_close_names():
     with pytest.raises(UnknownOpError, match=r"unknown op 'sigmod'.*did you mean 'sigmoid'"):
-        registry().get("sigmod")
+        op_registry().get("sigmod")
 
 
 def test_attribute_schema_validation_names_op_and_attribute():
-    op = registry().get("gelu")
+    op = op_registry().get("gelu")
     assert op.bind_attrs({}) == {"approximate": "none"}
     with pytest.raises(OpError, match=r"op 'gelu'.*unknown attribute\(s\) approx; accepted: approximate"):
         op.bind_attrs({"approx": "tanh"})
     with pytest.raises(OpError, match=r"attribute 'approximate' expects str, got 3"):
         op.bind_attrs({"approximate": 3})
     with pytest.raises(OpError, match=r"op 'cast'.*missing required attribute 'dtype'"):
-        registry().get("cast").bind_attrs({})
+        op_registry().get("cast").bind_attrs({})
 
 
 @pytest.mark.parametrize("kind,good,bad", [
@@ -81,3 +81,14 @@ def test_rule_registry_records_owners_and_refuses_silent_replacement():
 def test_variadic_input_must_be_last():
     with pytest.raises(ValueError, match="variadic input"):
         OpDef("bad", ("*xs", "y"), lambda *a: a[0], lambda *a: a[0])
+
+
+def test_mskernel_ops_names_each_thing_once():
+    import mskernel.ops
+    import mskernel.ops.registry as registry_module
+    from mskernel.frontend import functional
+
+    assert mskernel.ops.registry is registry_module  # the module, never a function
+    assert mskernel.ops.OpDef is registry_module.OpDef
+    assert mskernel.ops.exp is functional.exp  # what users call
+    assert op_registry().get("exp").owner == "mskernel"

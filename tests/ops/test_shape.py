@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime.interpreter import run_graph
 from mskernel.testing import OpSample, sample_graph
 from mskernel.testing.samples import samples_for
@@ -203,9 +203,9 @@ def test_data_movers_carry_the_shape_trait():
     movers = {"reshape", "transpose", "broadcast_to", "concat", "stack", "split", "slice",
               "squeeze", "expand_dims", "tile", "flip", "repeat"}
     for name in movers:
-        assert registry().get(name).has_trait("shape"), name
+        assert op_registry().get(name).has_trait("shape"), name
     for name in ("pad", "tril", "triu", "full", "iota", "constant"):
-        assert not registry().get(name).has_trait("shape"), name
+        assert not op_registry().get(name).has_trait("shape"), name
 
 
 # --- errors ----------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import pytest
 
 from mskernel.errors import OpError
 from mskernel.ir import TOKEN, GraphBuilder, RefType, tensor_type
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime.interpreter import run_graph
 from mskernel.runtime.reference import ReferenceBackend
 from mskernel.runtime.backend import CompileOptions
@@ -82,4 +82,4 @@ def test_load_returns_the_value_type_and_a_new_token():
 
 def test_state_ops_are_effectful():
     for name in ("ref_load", "ref_store"):
-        assert registry().get(name).effectful
+        assert op_registry().get(name).effectful

@@ -12,7 +12,7 @@ from mskernel.ir.builder import GraphBuilder
 from mskernel.ir.graph import Graph, Value
 from mskernel.ir.types import RefType, TensorType, TokenType, Type
 from mskernel.ir.verify import verify
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.passes import Pass, PassContext, PassResult
 from mskernel.runtime.interpreter import run_graph
 from mskernel.runtime.state import TOKEN_VALUE, RefCell
@@ -96,7 +96,7 @@ def region():
 
 @pytest.fixture(scope="session")
 def ops():
-    return registry()
+    return op_registry()
 
 
 @pytest.fixture(scope="session")

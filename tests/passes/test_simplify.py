@@ -180,12 +180,12 @@ def test_ops_with_the_identity_trait_are_removed():
     import numpy as np
 
     from mskernel.ir import GraphBuilder, tensor_type
-    from mskernel.ops import OpDef, OpRegistry, registry
+    from mskernel.ops import OpDef, OpRegistry, op_registry
     from mskernel.passes import PassContext
     from mskernel.passes.simplify import SIMPLIFY
 
     reg = OpRegistry()
-    for op in registry():
+    for op in op_registry():
         reg.define(op)
     reg.define(OpDef("marker", ("x",), lambda x: x, lambda x: np.array(x, copy=True),
                      traits=frozenset({"identity"})))

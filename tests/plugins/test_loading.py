@@ -61,8 +61,8 @@ def test_healthy_plugin_is_recorded_from_its_metadata_and_info(sandbox):
 
 def test_ops_and_rules_are_owned_by_the_plugins_distribution(sandbox):
     sandbox.install_demo()
-    assert mskernel.ops.registry().get("demo.double").owner == "mskernel-demo"
-    assert mskernel.ops.registry().get("add").owner == "mskernel"
+    assert mskernel.ops.op_registry().get("demo.double").owner == "mskernel-demo"
+    assert mskernel.ops.op_registry().get("add").owner == "mskernel"
     assert host().rules.get("vjp", "demo.double")(3.0) == 6.0
     assert host().rules_registered_by("demo") == [("vjp", "demo.double")]
 
@@ -70,7 +70,7 @@ def test_ops_and_rules_are_owned_by_the_plugins_distribution(sandbox):
 def test_an_unknown_op_name_loads_the_plugins(sandbox):
     sandbox.install_demo()
     assert sandbox.imported() == []
-    assert mskernel.ops.registry().find("demo.double") is not None
+    assert mskernel.ops.op_registry().find("demo.double") is not None
     assert "mskernel_demo.plugin" in sandbox.imported()
 
 
@@ -125,6 +125,35 @@ def test_namespaces_import_like_submodules(sandbox):
             import mskernel.nothere  # noqa: F401, PLC0415
     finally:
         sys.modules.pop("mskernel.demo", None)
+
+
+def test_namespace_members_import_like_submodules_without_a_second_copy(sandbox):
+    sandbox.install("mskernel-deep", {"deep": "mskernel_deep.plugin"}, modules={
+        "mskernel_deep.plugin": (
+            "from mskernel.hooks import hookimpl\n"
+            "@hookimpl\n"
+            "def mskernel_register_namespaces(namespaces):\n"
+            "    namespaces.register('deep', 'mskernel_deep.api')\n"),
+        "mskernel_deep.api": "from . import kinds, tools\n",
+        "mskernel_deep.tools": "VALUE = 1\n",
+        "mskernel_deep.kinds.second": "VALUE = 2\n",  # a module the package does not import
+    })
+    try:
+        import mskernel.deep.tools as tools  # noqa: PLC0415 - the imports are the test
+        from mskernel.deep.tools import VALUE  # noqa: PLC0415
+        import mskernel.deep.kinds.second as second  # noqa: PLC0415
+
+        assert tools is sys.modules["mskernel_deep.tools"] and VALUE == 1
+        assert second is sys.modules["mskernel_deep.kinds.second"] and second.VALUE == 2
+        assert sys.modules["mskernel.deep.kinds"] is sys.modules["mskernel_deep.kinds"]
+        with pytest.raises(ModuleNotFoundError, match="No module named 'mskernel.deep.nothere'"):
+            import mskernel.deep.nothere  # noqa: F401, PLC0415
+        with pytest.raises(ModuleNotFoundError, match="'mskernel.ir.nothere'"):
+            import mskernel.ir.nothere  # noqa: F401, PLC0415 - core packages import as usual
+    finally:
+        for name in [n for n in sys.modules if n == "mskernel.deep" or
+                     n.startswith("mskernel.deep.")]:
+            del sys.modules[name]
 
 
 def test_report_lists_everything_the_plugin_registered(sandbox):

@@ -7,14 +7,24 @@ user's lines.
 The converted code object is cached per original code object; the function object per
 original function.  Functions called from converted code are converted in turn when they are
 user code (:func:`converted_callee`): not mskernel or a plugin, not the standard library or an
-installed package, not a lambda or generator, and not marked with :func:`do_not_convert`.
+installed package, not a generator, and not marked with :func:`do_not_convert`.  A lambda is
+converted as the function ``def <lambda>(args): return body``; its definition is found in its
+file by the source positions of its code, which tell apart several lambdas on one line.
+
+The one import cycle of the autograph package is inherent and lives here: converted code
+calls the helpers of :mod:`.runtime`, whose ``call`` converts the functions that code calls
+(:func:`converted_callee`, this module).  :mod:`.runtime` imports this module; this module
+reaches :mod:`.runtime` only when it binds the first converted function to it
+(:func:`_runtime`).
 """
 
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import inspect
-import sys
+import linecache
 import sysconfig
 import types
 import warnings
@@ -22,6 +32,7 @@ import weakref
 from typing import Any, Callable, TypeVar
 
 from ...ir.source import is_framework
+from .converted import is_converted, register
 from .errors import ConversionError, unsupported
 from .syntax import RUNTIME, function, load
 from .transformer import FunctionConverter
@@ -29,6 +40,7 @@ from .transformer import FunctionConverter
 Fn = TypeVar("Fn", bound=Callable[..., Any])
 
 _NOT_CONVERTED = "__mskernel_do_not_convert__"
+_LAMBDA = "<lambda>"
 _CODE_FLAGS_NOT_CONVERTED = (inspect.CO_GENERATOR | inspect.CO_COROUTINE
                              | inspect.CO_ASYNC_GENERATOR | inspect.CO_ITERABLE_COROUTINE)
 _LIBRARY_DIRS = tuple({sysconfig.get_paths()[k]
@@ -53,27 +65,32 @@ def do_not_convert(fn: Fn) -> Fn:
 def convert(fn: Callable[..., Any]) -> Callable[..., Any]:
     """The converted version of a function or bound method (other callables are returned as
     they are).  Raises :class:`ConversionError` naming an unsupported construct and its line;
-    when the source cannot be read, warns and returns ``fn`` unconverted."""
+    when the source cannot be read, warns and returns ``fn`` unconverted (a lambda, which
+    has no statements to convert, without a warning)."""
     if isinstance(fn, types.MethodType):
         inner = convert(fn.__func__)
         return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
-    if (not isinstance(fn, types.FunctionType) or fn.__name__ == "<lambda>" or is_converted(fn)
+    if (not isinstance(fn, types.FunctionType) or is_converted(fn)
             or getattr(fn, _NOT_CONVERTED, False)):
         return fn
     try:
         return _converted_function(fn)
     except SourceUnavailable as exc:
-        warnings.warn(f"{fn.__qualname__} is traced without converting its Python control "
-                      f"flow: {exc}", ConversionWarning, stacklevel=3)
+        if fn.__code__.co_name != _LAMBDA:
+            warnings.warn(f"{fn.__qualname__} is traced without converting its Python "
+                          f"control flow: {exc}", ConversionWarning, stacklevel=3)
         return fn
 
 
 def converted_callee(fn: Any) -> Any:
     """What converted code calls for ``fn``: the converted version of user code, else ``fn``.
     A user function that cannot be converted is called as it is (with a warning when it uses
-    an unsupported construct)."""
+    an unsupported construct); ``functools.partial`` of user code is converted inside."""
     if isinstance(fn, types.FunctionType):
         return _callee_function(fn)
+    if isinstance(fn, functools.partial):
+        inner = converted_callee(fn.func)
+        return fn if inner is fn.func else functools.partial(inner, *fn.args, **fn.keywords)
     if isinstance(fn, types.MethodType) and isinstance(fn.__func__, types.FunctionType):
         inner = _callee_function(fn.__func__)
         return fn if inner is fn.__func__ else types.MethodType(inner, fn.__self__)
@@ -98,21 +115,6 @@ def _callee_function(fn: types.FunctionType) -> types.FunctionType:
         return fn
 
 
-def is_converted(fn: types.FunctionType) -> bool:
-    return fn.__code__ in _converted_codes
-
-
-def use_site() -> str:
-    """`` at file:line`` of the innermost user frame when it runs converted code, else ``""``
-    (a value used by the framework on the user's behalf has no meaningful line)."""
-    frame = sys._getframe(1)
-    while frame is not None and is_framework(frame.f_globals.get("__name__", "")):
-        frame = frame.f_back  # type: ignore[assignment]
-    if frame is None or frame.f_code not in _converted_codes:
-        return ""
-    return f" at {frame.f_code.co_filename}:{frame.f_lineno}"
-
-
 def to_source(fn: Callable[..., Any]) -> str:
     """The Python source of the converted ``fn`` (for debugging conversions)."""
     function = fn.__func__ if isinstance(fn, types.MethodType) else fn
@@ -124,7 +126,6 @@ def to_source(fn: Callable[..., Any]) -> str:
 # -- caches -----------------------------------------------------------------------------------
 
 _codes: dict[types.CodeType, types.CodeType | Exception] = {}
-_converted_codes: set[types.CodeType] = set()
 _functions: "weakref.WeakKeyDictionary[types.FunctionType, types.FunctionType]" = (
     weakref.WeakKeyDictionary())
 _user_code: dict[types.CodeType, bool] = {}
@@ -134,14 +135,13 @@ _runtime_cell: list[types.CellType] = []
 
 def _is_user_code(fn: types.FunctionType) -> bool:
     code = fn.__code__
-    if code in _converted_codes or getattr(fn, _NOT_CONVERTED, False):
+    if is_converted(fn) or getattr(fn, _NOT_CONVERTED, False):
         return False
     decision = _user_code.get(code)
     if decision is None:
         filename = code.co_filename
         decision = not (
             code.co_flags & _CODE_FLAGS_NOT_CONVERTED
-            or code.co_name == "<lambda>"
             or filename.startswith("<")
             or filename.startswith(_LIBRARY_DIRS)
             or is_framework(fn.__globals__.get("__name__", ""))
@@ -168,6 +168,8 @@ def _converted_function(fn: types.FunctionType) -> types.FunctionType:
 
 
 def _runtime() -> types.CellType:
+    """The cell through which converted code sees :mod:`.runtime` (as ``ag__``); the runtime
+    converts callees with this module, hence the import on first use."""
     if not _runtime_cell:
         from . import runtime
 
@@ -209,15 +211,10 @@ def _compile(fn: types.FunctionType) -> types.CodeType:
     namespace: dict[str, Any] = {}
     exec(compiled, {}, namespace)
     inner = namespace["ag__factory"](*([None] * (1 + len(code.co_freevars)))).__code__
-    _register(inner)
+    if code.co_name == _LAMBDA:
+        inner = inner.replace(co_name=_LAMBDA, co_qualname=code.co_qualname)
+    register(inner)
     return inner
-
-
-def _register(code: types.CodeType) -> None:
-    _converted_codes.add(code)
-    for const in code.co_consts:
-        if isinstance(const, types.CodeType):
-            _register(const)
 
 
 def _converted_tree(fn: types.FunctionType) -> ast.FunctionDef:
@@ -235,6 +232,8 @@ def _converted_tree(fn: types.FunctionType) -> ast.FunctionDef:
 def _parse(fn: types.FunctionType) -> ast.FunctionDef:
     """The function's definition, with the line and column numbers of its file."""
     code = fn.__code__
+    if code.co_name == _LAMBDA:
+        return _lambda_definition(code)
     try:
         lines, first = inspect.getsourcelines(code)
     except (OSError, TypeError) as exc:
@@ -251,6 +250,63 @@ def _parse(fn: types.FunctionType) -> ast.FunctionDef:
         raise SourceUnavailable("its source could not be told apart from the code around it")
     ast.increment_lineno(fndef, first - (2 if indented else 1))
     return fndef
+
+
+def _lambda_definition(code: types.CodeType) -> ast.FunctionDef:
+    """A lambda as ``def ag__lambda(args): return body``: the innermost lambda of its file
+    that starts on its first line, takes its parameters and spans every source position of
+    its code."""
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        raise SourceUnavailable("its source is not available")
+    try:
+        tree = _file_tree(code.co_filename, "".join(lines))
+    except SyntaxError as exc:
+        raise SourceUnavailable(f"its source does not parse ({exc})") from None
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                              + bool(code.co_flags & inspect.CO_VARARGS)
+                              + bool(code.co_flags & inspect.CO_VARKEYWORDS)]
+    positions = [(line, col, end_line, end_col) for line, end_line, col, end_col
+                 in code.co_positions()
+                 if line is not None and end_line is not None and col is not None
+                 and end_col is not None and (col, end_col) != (0, 0)]
+    found = [node for node in ast.walk(tree)
+             if isinstance(node, ast.Lambda) and node.lineno == code.co_firstlineno
+             and _parameters(node.args) == params
+             and all(_spans(node, position) for position in positions)]
+    if not found:
+        raise SourceUnavailable("its definition could not be found in its file")
+    node = copy.deepcopy(min(found, key=lambda n: (n.end_lineno - n.lineno,  # type: ignore[operator]
+                                                   n.end_col_offset - n.col_offset)))  # type: ignore[operator]
+    fndef = ast.FunctionDef(name="ag__lambda", args=node.args, body=[ast.Return(value=node.body)],
+                            decorator_list=[], returns=None, type_comment=None)
+    return ast.fix_missing_locations(ast.copy_location(fndef, node))
+
+
+_trees: dict[str, tuple[str, ast.Module]] = {}
+
+
+def _file_tree(filename: str, source: str) -> ast.Module:
+    """The parsed file (cached while its text is unchanged)."""
+    cached = _trees.get(filename)
+    if cached is None or cached[0] != source:
+        cached = (source, ast.parse(source, filename))
+        _trees[filename] = cached
+    return cached[1]
+
+
+def _parameters(args: ast.arguments) -> tuple[str, ...]:
+    """Parameter names in the order of a code object's ``co_varnames``."""
+    names = [a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs)]
+    names += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return tuple(names)
+
+
+def _spans(node: ast.AST, position: tuple[int, int, int, int]) -> bool:
+    line, col, end_line, end_col = position
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    end = (node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+    return start <= (line, col) and (end_line, end_col) <= end
 
 
 def _strip_signature_expressions(args: ast.arguments) -> None:

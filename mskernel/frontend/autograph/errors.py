@@ -3,16 +3,13 @@
 Unsupported syntax is reported when a function is converted (:class:`ConversionError`);
 disagreements between the branches of a tensor-dependent ``if`` or the iterations of a
 tensor-dependent loop are reported while tracing, as
-:class:`~mskernel.frontend.control.ControlFlowError`.  Both start with ``file:line`` of the
+:class:`~mskernel.frontend.conditions.ControlFlowError`.  Both start with ``file:line`` of the
 user's statement.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...errors import MskernelError
-from ..tensor import Tensor
 from .lowering import BREAK_PREFIX, CONTINUE_PREFIX, DO_RETURN, RETVAL
 
 #: Where a converted statement stands: ``(file, line)``.
@@ -46,20 +43,3 @@ def variable(name: str) -> str:
     if name == IF_EXP:
         return "the conditional expression"
     return f"variable '{name}'"
-
-
-def describe(value: Any) -> str:
-    """A value as a message shows it: ``a f32[3] tensor``, ``the Python int 2``, ``None``."""
-    from .values import Undefined
-
-    if isinstance(value, Tensor):
-        return f"a {value.type} tensor"
-    if isinstance(value, Undefined):
-        return "undefined"
-    if value is None:
-        return "None"
-    if isinstance(value, (bool, int, float, complex, str)):
-        return f"the Python {type(value).__name__} {value!r}"
-    if isinstance(value, (tuple, list, dict)):
-        return f"a {type(value).__name__} of {len(value)} item(s)"
-    return f"a {type(value).__name__}"

@@ -10,7 +10,7 @@ unified — the way eager code would see them:
 - the hidden return value may be unset on one side (the early-return flag makes it
   unobservable there): that side gets zeros of the other side's types.
 
-Disagreements raise :class:`~mskernel.frontend.control.ControlFlowError` naming the variable,
+Disagreements raise :class:`~mskernel.frontend.conditions.ControlFlowError` naming the variable,
 the two values and the statement's line.
 """
 
@@ -23,13 +23,13 @@ import numpy as np
 
 from ...ir.types import TensorType
 from .. import functional as F
-from ..control import ControlFlowError
+from ..conditions import ControlFlowError
 from ..promote import is_weak, result_dtype
 from ..pytree import LEAF, TreeDef, flatten, unflatten
 from ..tensor import Tensor
-from .errors import Loc, at, describe, variable
+from .errors import Loc, at, variable
 from .lowering import BREAK_PREFIX, CONTINUE_PREFIX, DO_RETURN
-from .values import UNDEFINED_RETURN, Undefined
+from .values import UNDEFINED_RETURN, Undefined, describe
 
 _FLAG_PREFIXES = (BREAK_PREFIX, CONTINUE_PREFIX, DO_RETURN)
 

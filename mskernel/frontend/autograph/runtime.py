@@ -17,9 +17,10 @@ import functools
 from typing import Any, Callable, Optional, Sequence
 
 from .. import functional as F
-from ..control import _predicate as predicate
+from ..conditions import predicate
 from ..promote import result_dtype
 from ..tensor import Tensor, TracedValueError
+from .conversion import converted_callee
 from .errors import IF_EXP, Loc, at, unsupported
 from .lowering import DO_RETURN
 from .staging import BranchResult, Loop, stage_if, stage_loop
@@ -242,8 +243,6 @@ def call(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
     ``range`` with a traced bound gives a :class:`StagedRange`."""
     if fn is builtins.range and any(_traced(a) for a in args):
         return StagedRange(*args)
-    from .conversion import converted_callee
-
     return converted_callee(fn)(*args, **kwargs)
 
 

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from ...ir.graph import Graph, Value
 from ...ir.types import TensorType
-from ..control import ControlFlowError, _predicate as predicate
+from ..conditions import ControlFlowError, predicate
 from ..dispatch import apply
 from ..trace import Trace, active_trace
 from ..tensor import Tensor

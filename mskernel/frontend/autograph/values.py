@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from ..tensor import Tensor
+from .converted import use_site
 from .errors import variable
 
 
@@ -20,8 +22,6 @@ class Undefined:
         self.name = name
 
     def _fail(self, *args: Any, **kwargs: Any) -> Any:
-        from .conversion import use_site
-
         raise NameError(f"{variable(self.name)} is used{use_site()} before it is assigned on "
                         "every path (an `if` or loop that did not run may have been meant to set "
                         "it)")
@@ -47,6 +47,21 @@ class _UndefinedReturn:
 
 
 UNDEFINED_RETURN = _UndefinedReturn()
+
+
+def describe(value: Any) -> str:
+    """A value as a message shows it: ``a f32[3] tensor``, ``the Python int 2``, ``None``."""
+    if isinstance(value, Tensor):
+        return f"a {value.type} tensor"
+    if isinstance(value, Undefined):
+        return "undefined"
+    if value is None:
+        return "None"
+    if isinstance(value, (bool, int, float, complex, str)):
+        return f"the Python {type(value).__name__} {value!r}"
+    if isinstance(value, (tuple, list, dict)):
+        return f"a {type(value).__name__} of {len(value)} item(s)"
+    return f"a {type(value).__name__}"
 
 
 @dataclass(frozen=True)

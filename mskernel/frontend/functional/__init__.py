@@ -23,7 +23,8 @@ The functions live in modules of one theme each: :mod:`._core` (``asarray``, ``a
 Functional control flow (``cond``, ``while_loop`` …) is :mod:`mskernel.frontend.control`.
 
 Every public function of this package is imported here and listed in ``__all__``, which is
-how ``mskernel.ops.<name>`` finds it.
+how ``mskernel.ops.<name>`` finds it.  Importing the package also installs the tensor's
+operators and methods (:mod:`.methods`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ from .shape import (
     transpose, tril, triu, unsqueeze,
 )
 from .sorting import argsort, sort, topk
+from .methods import install as _install_methods
 
 __all__ = [
     "abs", "absolute", "acos", "acosh", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
@@ -88,3 +90,5 @@ __all__ = [
     "topk", "transpose", "tril", "triu", "true_divide", "trunc", "unsqueeze", "var", "where",
     "zeros", "zeros_like",
 ]
+
+_install_methods()

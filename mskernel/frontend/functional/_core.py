@@ -56,6 +56,14 @@ def _axis(axis: int, rank: int) -> int:
     return axis % rank
 
 
+def _along(x: Any, axis: Optional[int]) -> tuple[Tensor, int]:
+    """``x`` and the axis to work along; ``axis=None`` flattens ``x`` first (NumPy)."""
+    t = asarray(x)
+    if axis is not None:
+        return t, operator.index(axis)
+    return (t if t.ndim == 1 else _op("reshape", t, shape=(t.size,))), 0
+
+
 def _is_scalar(x: Any) -> bool:
     return isinstance(x, (int, float, np.number, np.bool_))
 
@@ -70,9 +78,7 @@ def asarray(x: Any, dtype: Any = None) -> Tensor:
     if isinstance(x, Tensor):
         return x if dtype is None else astype(x, dtype)
     if isinstance(x, (list, tuple)) and _holds_tensor(x):
-        from .shape import stack  # imported here: the shape ops are built on this module
-
-        stacked = stack([asarray(e) for e in x])
+        stacked = _op("stack", *promote(*(asarray(e) for e in x)), axis=0)
         return stacked if dtype is None else astype(stacked, dtype)
     return Tensor(x, dtype)
 

@@ -113,10 +113,10 @@ def _classify(op: str, integers: bool, doc: str) -> Callable[[Any], Tensor]:
     """``isnan`` and kin: integer and bool inputs are never NaN or infinite."""
 
     def fn(x: Any) -> Tensor:
-        from .creation import full  # imported here: the creation ops are built on this module
-
         t = asarray(x)
-        return _op(op, t) if t.dtype.is_inexact else full(t.shape, integers, bool_)
+        if t.dtype.is_inexact:
+            return _op(op, t)
+        return _op("full", shape=t.shape, value=float(integers), dtype=bool_)
 
     return _named(fn, op, f"Elementwise test: {doc}.")
 

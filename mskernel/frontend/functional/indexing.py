@@ -12,8 +12,7 @@ import numpy as np
 from ...ir.dtypes import dtype as to_dtype
 from ..indexing import index_operand, located
 from ..tensor import Tensor, TracedValueError
-from ._core import _axis, _op, asarray, astype
-from .shape import _along
+from ._core import _along, _axis, _op, asarray, astype
 
 
 def _gather_along(op: str, x: Any, indices: Any, axis: Optional[int]) -> Tensor:

@@ -8,9 +8,8 @@ from typing import Any, Callable, Optional
 
 from ...ir.dtypes import int64, uint8, uint64
 from ..tensor import Tensor
-from ._core import Axis, _axes, _inexact, _named, _op, asarray, astype
+from ._core import Axis, _along, _axes, _inexact, _named, _op, asarray, astype
 from .elementwise import _truth
-from .shape import _along
 
 
 def _reduce(op: str, t: Tensor, axis: Axis, keepdims: bool, **attrs: Any) -> Tensor:

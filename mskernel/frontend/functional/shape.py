@@ -12,6 +12,7 @@ import numpy as np
 from ..promote import promote
 from ..tensor import Tensor
 from ._core import Axis, _axes, _axis, _ints, _op, _ops, asarray
+from .indexing import take
 
 
 def _with_shape(op: str, x: Any, shape: Any) -> Tensor:
@@ -31,12 +32,6 @@ def ravel(x: Any) -> Tensor:
     """``x`` as a 1-d tensor."""
     t = asarray(x)
     return reshape(t, (t.size,))
-
-
-def _along(x: Any, axis: Optional[int]) -> tuple[Tensor, int]:
-    """``x`` and the axis to work along; ``axis=None`` flattens ``x`` first (NumPy)."""
-    t = asarray(x)
-    return (ravel(t), 0) if axis is None else (t, operator.index(axis))
 
 
 def flatten(x: Any, start_axis: int = 0, end_axis: int = -1) -> Tensor:
@@ -170,8 +165,6 @@ def tile(x: Any, reps: Any) -> Tensor:
 def repeat(x: Any, repeats: Any, axis: Optional[int] = None) -> Tensor:
     """Repeat each element ``repeats`` times along ``axis`` (of the flattened tensor when
     None); ``repeats`` may give one count per element (NumPy)."""
-    from .indexing import take  # imported here: the indexing ops are built on this module
-
     t = asarray(x)
     if isinstance(repeats, (list, tuple, np.ndarray, Tensor)):
         counts = _ints(repeats)
@@ -193,8 +186,6 @@ def flip(x: Any, axis: Axis = None) -> Tensor:
 
 def roll(x: Any, shift: Any, axis: Axis = None) -> Tensor:
     """Shift elements along ``axis`` cyclically (of the flattened tensor when None)."""
-    from .indexing import take  # imported here: the indexing ops are built on this module
-
     t = asarray(x)
     if axis is None:
         return reshape(roll(ravel(t), shift, 0), t.shape)

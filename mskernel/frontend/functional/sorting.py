@@ -6,8 +6,7 @@ import operator
 from typing import Any, Optional
 
 from ..tensor import Tensor
-from ._core import _op, _ops, asarray
-from .shape import _along
+from ._core import _along, _op, _ops, asarray
 
 
 def sort(x: Any, axis: Optional[int] = -1, descending: bool = False) -> Tensor:

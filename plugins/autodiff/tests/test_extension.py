@@ -19,7 +19,7 @@ from mskernel.frontend.dispatch import apply
 from mskernel.frontend.jit import jit
 from mskernel.hooks import plugin_host
 from mskernel.hooks.host import fresh_host
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel_autodiff.lookup import MissingRuleError
 from mskernel_autodiff.testing import check_grads
 
@@ -76,7 +76,7 @@ X = np.array([0.3, -1.2, 2.0])
 def test_the_plugin_registers_ops_and_rules_through_the_hooks(cubedemo):
     record = cubedemo.record("cubedemo")
     assert record.status == "ok", record.reason
-    assert registry().get("cubedemo.cube").owner == "mskernel-cubedemo"
+    assert op_registry().get("cubedemo.cube").owner == "mskernel-cubedemo"
     assert cubedemo.rules_registered_by("cubedemo") == [
         ("jvp", "cubedemo.cube"), ("nondifferentiable", "cubedemo.snap"),
         ("vjp", "cubedemo.cube")]

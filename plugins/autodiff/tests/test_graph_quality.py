@@ -11,7 +11,7 @@ import mskernel
 from mskernel import ops
 from mskernel.frontend.control import cond, fori_loop
 from mskernel.frontend.jit import jit
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.passes.dce import eliminate_dead_code
 from mskernel_autodiff.control import emit_while
 
@@ -28,7 +28,7 @@ def op_counts(graph):
 
 
 def assert_clean(graph):
-    assert eliminate_dead_code(graph, registry()) is graph, "DCE would still remove nodes"
+    assert eliminate_dead_code(graph, op_registry()) is graph, "DCE would still remove nodes"
     for node in graph.walk():
         assert not (node.op == "cast" and node.inputs[0].type == node.outputs[0].type), node
         assert node.op != "autodiff.stop_gradient", node

@@ -39,7 +39,7 @@ from mskernel.frontend.dispatch import apply
 from mskernel.frontend.jit import jit
 from mskernel.frontend.tensor import Tensor
 from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ops import registry, rule_registry
+from mskernel.ops import op_registry, rule_registry
 from mskernel.testing.samples import samples_for
 from mskernel_autodiff import api, rules
 
@@ -74,7 +74,7 @@ class Case:
 
     def evaluate(self, args: tuple[np.ndarray, ...]) -> tuple[np.ndarray, ...]:
         """The op's reference result, always a tuple."""
-        opdef = registry().get(self.op)
+        opdef = op_registry().get(self.op)
         with np.errstate(all="ignore"):
             out = opdef.reference(*args, **opdef.bind_attrs(self.attrs))
         return tuple(np.asarray(o) for o in out) if isinstance(out, tuple) else (np.asarray(out),)
@@ -471,7 +471,7 @@ def test_every_core_op_has_both_rules_or_none() -> None:
     """A new core op without rules fails here: each needs a VJP and a JVP rule, or to be
     declared nondifferentiable."""
     table = rule_registry()
-    core = sorted(op.name for op in registry() if op.owner == "mskernel")
+    core = sorted(op.name for op in op_registry() if op.owner == "mskernel")
     missing = [op for op in core if not table.has("nondifferentiable", op)
                and not (table.has("vjp", op) and table.has("jvp", op))]
     assert not missing, f"core ops without derivative rules: {missing}"

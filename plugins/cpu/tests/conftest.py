@@ -48,11 +48,11 @@ def foreign_op(monkeypatch: pytest.MonkeyPatch) -> str:
     claims every core op."""
     import numpy as np
 
-    from mskernel.ops import registry
+    from mskernel.ops import op_registry
     from mskernel.ops.registry import Attr, OpDef
 
     op = OpDef("tests.running_total", ("x",), lambda x, axis: x,
                lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),
                attrs=(Attr("axis", "int"),), owner="tests", doc="cumsum, unclaimed")
-    monkeypatch.setitem(registry()._ops, op.name, op)
+    monkeypatch.setitem(op_registry()._ops, op.name, op)
     return op.name

@@ -14,7 +14,7 @@ from mskernel.cli import main
 from mskernel.hooks.host import host
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.dtypes import ALL_DTYPES, bool_, float32, int32
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime import FallbackWarning, compile_graph
 
 import mskernel_cpu
@@ -34,7 +34,7 @@ def test_plugins_info_lists_the_core_ops_that_fall_back(capsys):
     assert "'cpu', priority 100, available" in text
     claimed = set(host().backends.get("cpu").capabilities().ops)
     assert f"claims: {len(claimed)} ops" in text
-    falls_back = sorted(op.name for op in registry() if op.owner == "mskernel"
+    falls_back = sorted(op.name for op in op_registry() if op.owner == "mskernel"
                         and op.name not in claimed)
     assert falls_back == []  # every core op has a kernel
     assert "falls back: none: every core op runs here" in text

@@ -10,7 +10,7 @@ import pytest
 from mskernel.hooks.host import host
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.verify import verify
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.passes import PassContext, PassManager
 from mskernel.runtime import CompileOptions, compile_graph
 from mskernel.runtime.interpreter import run_graph
@@ -80,7 +80,7 @@ def test_the_plugin_registers_its_passes_and_pipelines():
     assert passes.pipelines["cpu.O0"].passes == ()
     assert "cpu.fuse_elementwise" in passes.pipelines["cpu.O2"].passes
     assert "cpu.fold_batch_norm" in passes.pipelines["cpu.O2"].passes
-    assert registry().get(FUSED_OP).num_regions == 1
+    assert op_registry().get(FUSED_OP).num_regions == 1
 
 
 def chain_graph(shape=(4, 8), dtype="f32"):
@@ -105,7 +105,7 @@ def test_a_chain_becomes_one_step_and_explain_shows_its_region(cpu):
     assert executable.plan.num_steps == 1
     text = executable.explain()
     assert FUSED_OP in text and "tanh(" in text and "cpu.fuse_elementwise" in text
-    verify(executable.optimized_graph, registry())
+    verify(executable.optimized_graph, op_registry())
 
 
 def test_values_read_outside_the_group_stay_materialised(cpu):
@@ -280,14 +280,14 @@ def conv_bn_graph(parameters_as_constants):
 
 
 def fold_bn(graph):
-    return PassManager([BatchNormFolding()]).run(graph, PassContext(registry=registry())).graph
+    return PassManager([BatchNormFolding()]).run(graph, PassContext(registry=op_registry())).graph
 
 
 @pytest.mark.parametrize("constants", [False, True])
 def test_conv_batch_norm_folds_into_the_conv(constants):
     graph, arrays = conv_bn_graph(constants)
     folded = fold_bn(graph)
-    verify(folded, registry())
+    verify(folded, op_registry())
     assert "batch_norm" not in {n.op for n in folded.nodes}
     for got, want in zip(run_graph(folded, arrays), run_graph(graph, arrays)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
@@ -296,7 +296,7 @@ def test_conv_batch_norm_folds_into_the_conv(constants):
 def test_folded_constant_parameters_become_constants():
     graph, arrays = conv_bn_graph(True)
     folded = PassManager.from_pipeline("cpu.O2").run(
-        graph, PassContext(registry=registry(), opt_level=2)).graph
+        graph, PassContext(registry=op_registry(), opt_level=2)).graph
     ops = {n.op for n in folded.walk()}
     assert "cpu.conv_bias_act" in ops  # the folded bias add and the relu join the conv
     assert not ops & {"batch_norm", "rsqrt", "sub", "reshape", "conv", "relu"}

@@ -144,8 +144,32 @@ def test_mnist_reads_idx_files(tmp_path, rng, compress):
     np.testing.assert_array_equal(np.stack([r[0][..., 0] for r in rows]), made["train"][0])
     np.testing.assert_array_equal([r[1] for r in rows], made["train"][1])
     every = numpy_rows(MnistDataset(tmp_path, usage="all", shuffle=False))
-    assert [r[1].item() for r in every] == [*made["train"][1], *made["test"][1]]
+    # MindSpore reads the files sorted by name: t10k-* (test) before train-*
+    assert [r[1].item() for r in every] == [*made["test"][1], *made["train"][1]]
     assert MnistDataset(tmp_path, shuffle=False).get_dataset_size() == 10
+
+
+@pytest.mark.parametrize("present", ["train", "test"])
+def test_mnist_default_usage_reads_the_part_the_folder_holds(tmp_path, rng, present):
+    made = write_mnist(tmp_path, rng, train=5, test=3, compress=False)
+    absent = "t10k" if present == "train" else "train"
+    for path in tmp_path.glob(f"{absent}-*"):
+        path.unlink()
+    for usage in (None, "all"):
+        rows = numpy_rows(MnistDataset(tmp_path, usage, shuffle=False))
+        assert [r[1].item() for r in rows] == list(made[present][1])
+    other = "test" if present == "train" else "train"
+    with pytest.raises(DatasetError, match=f"no images file.*{absent}-images-idx3-ubyte"):
+        MnistDataset(tmp_path, other)
+
+
+def test_mnist_takes_mindspores_arguments_positionally(tmp_path, rng):
+    made = write_mnist(tmp_path, rng, train=6, test=2, compress=False)
+    # dataset_dir, usage, num_samples, num_parallel_workers, shuffle, sampler, num_shards, shard_id
+    sharded = MnistDataset(tmp_path, "train", None, 1, False, None, 2, 1)
+    assert [r[1].item() for r in numpy_rows(sharded)] == list(made["train"][1][1::2])
+    picked = MnistDataset(tmp_path, "train", None, 1, None, [4, 0])
+    assert [r[1].item() for r in numpy_rows(picked)] == [made["train"][1][4], made["train"][1][0]]
 
 
 def test_mnist_in_worker_processes_matches_inline(tmp_path, rng):
@@ -158,6 +182,10 @@ def test_mnist_in_worker_processes_matches_inline(tmp_path, rng):
 def test_mnist_reports_missing_and_mismatched_files(tmp_path, rng):
     with pytest.raises(DatasetError, match="no images file.*train-images-idx3-ubyte"):
         MnistDataset(tmp_path, "train")
+    with pytest.raises(DatasetError, match="no images file.*t10k-images-idx3-ubyte"):
+        MnistDataset(tmp_path)
+    with pytest.raises(DatasetError, match="is not a folder"):
+        MnistDataset(tmp_path / "nothere")
     write_mnist(tmp_path, rng, train=4, test=2, compress=False)
     write_idx(tmp_path / "train-labels-idx1-ubyte", np.zeros(5, np.uint8))
     with pytest.raises(DatasetError, match=r"\(4, 28, 28\).*\(5,\)"):

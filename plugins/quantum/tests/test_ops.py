@@ -9,7 +9,7 @@ from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.dtypes import bfloat16
 from mskernel.ir.types import TensorType
-from mskernel.ops import registry
+from mskernel.ops import op_registry
 from mskernel.runtime import compile_graph
 from mskernel.runtime.interpreter import run_node
 from mskernel.testing import sample_graph
@@ -22,19 +22,19 @@ ALL = [s for op, fn in sorted(SAMPLES.items()) for s in fn(np.random.default_rng
 
 def test_ops_are_registered_by_the_plugin():
     for name in (EXPECTATION, EXPECTATION_GRAD):
-        assert registry().get(name).owner == "mskernel-quantum"
+        assert op_registry().get(name).owner == "mskernel-quantum"
 
 
 @pytest.mark.parametrize("sample", ALL, ids=str)
 def test_reference_agrees_with_inferred_types_and_the_simulator(sample):
     graph = sample_graph(sample)
     (node,) = graph.nodes
-    raw = registry().get(node.op).reference(*sample.args, **node.attrs)
+    raw = op_registry().get(node.op).reference(*sample.args, **node.attrs)
     (value,) = node.outputs
     assert raw.shape == value.type.shape
     if value.type.dtype is not bfloat16:
         assert raw.dtype == value.type.dtype.storage
-    run_node(node, list(sample.args), registry())
+    run_node(node, list(sample.args), op_registry())
 
     circuit = Circuit.from_json(sample.attrs["circuit"])
     hamiltonian = Hamiltonian(sample.attrs["hamiltonian"])

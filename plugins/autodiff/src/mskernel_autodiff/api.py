@@ -16,6 +16,12 @@ products), ``jacfwd(jacrev(f))``.  Gradients are new tensors; nothing is updated
 
 Arguments may be tensors, Python numbers (made float32 tensors) or nested tuples/lists/dicts
 of them; gradients come back in the same structure.
+
+Under ``@jit`` the functions handed to these transformations are converted like the jitted
+function itself (Python ``if``/``for``/``while`` on tensors become ``If``/``While`` nodes),
+whether the transformation is applied outside (``jit(grad(f))``) or inside the jitted
+function: each transformation declares its function parameters with
+:func:`mskernel_sdk.user_callables`.
 """
 
 from __future__ import annotations
@@ -30,6 +36,7 @@ from mskernel.frontend.functional import asarray
 from mskernel.frontend.pytree import TreeDef, flatten, unflatten
 from mskernel.frontend.tensor import Tensor
 from mskernel.frontend.trace import active_trace
+from mskernel_sdk import user_callables
 
 from .custom import custom_jvp, custom_vjp
 from .forward import ForwardMode
@@ -220,6 +227,7 @@ def _assemble(grads: Gradients, argnums: ArgNums, targets: list[_Target], weight
     return weight_part if argnums is None else (arg_part, weight_part)
 
 
+@user_callables("fn")
 def value_and_grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool = False,
                    weights: Any = None, sens_param: bool = False) -> Callable[..., Any]:
     """A function returning ``(fn(*args), gradient)`` — ``((out, aux), gradient)`` with
@@ -243,6 +251,7 @@ def value_and_grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool =
     return value_and_gradient
 
 
+@user_callables("fn")
 def grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool = False,
          weights: Any = None, sens_param: bool = False) -> Callable[..., Any]:
     """A function returning the gradient of ``fn`` (``(gradient, aux)`` with ``has_aux``);
@@ -259,6 +268,7 @@ def grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool = False,
     return gradient
 
 
+@user_callables("fn")
 def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
     """``(fn(*primals), vjp_fn)`` — plus ``aux`` with ``has_aux``.  ``vjp_fn(cotangent)``
     takes a cotangent shaped like the output and returns a tuple with one cotangent per
@@ -296,6 +306,7 @@ def _forward(fn: Callable[..., Any], new_args: Sequence[Any], kwargs: dict[str, 
     return result, forward
 
 
+@user_callables("fn")
 def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         has_aux: bool = False) -> tuple[Any, ...]:
     """``(fn(*primals), tangent_out)`` — plus ``aux`` with ``has_aux``: the directional
@@ -342,6 +353,7 @@ def _by_output(argnums: ArgNums, out_tree: TreeDef, blocks: list[list[Any]]) -> 
     return unflatten(out_tree, per_output)
 
 
+@user_callables("fn")
 def jacrev(fn: Callable[..., Any], argnums: ArgNums = 0,
            has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fn`` by reverse mode (one backward pass per output element): for an
@@ -369,6 +381,7 @@ def jacrev(fn: Callable[..., Any], argnums: ArgNums = 0,
     return jacobian
 
 
+@user_callables("fn")
 def jacfwd(fn: Callable[..., Any], argnums: ArgNums = 0,
            has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fn`` by forward mode (one forward pass per input element); same
@@ -408,6 +421,7 @@ def _split_by_target(flat: list[Tensor], targets: list[_Target]) -> list[Any]:
     return out
 
 
+@user_callables("fn")
 def hessian(fn: Callable[..., Any], argnums: ArgNums = 0,
             has_aux: bool = False) -> Callable[..., Any]:
     """The Hessian of a scalar ``fn``: ``jacfwd(jacrev(fn))`` (forward over reverse), of
@@ -453,6 +467,7 @@ class GradOperation:
         self.get_by_list = get_by_list
         self.sens_param = sens_param
 
+    @user_callables("fn")
     def __call__(self, fn: Callable[..., Any], weights: Any = None) -> Callable[..., Any]:
         if self.get_by_list and weights is None:
             raise GradientError("GradOperation(get_by_list=True) needs the weights: "

@@ -26,6 +26,7 @@ from typing import Any, Callable, Optional, Sequence
 from mskernel.errors import MskernelError
 from mskernel.frontend.pytree import TreeDef, flatten, unflatten
 from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import user_callables
 
 from .forward import ForwardMode
 from .lookup import check_results
@@ -125,12 +126,14 @@ class custom_vjp:
     (``None``: zero).  Forward mode differentiates ``fun`` itself.
     """
 
+    @user_callables("fun")
     def __init__(self, fun: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.fwd: Optional[Callable[..., Any]] = None
         self.bwd: Optional[Callable[..., Any]] = None
 
+    @user_callables("fwd", "bwd")
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any]) -> None:
         self.fwd, self.bwd = fwd, bwd
 
@@ -178,11 +181,13 @@ class custom_jvp:
     linear in the tangents: reverse mode transposes it.
     """
 
+    @user_callables("fun")
     def __init__(self, fun: Callable[..., Any]) -> None:
         functools.update_wrapper(self, fun)
         self.fun = fun
         self.rule: Optional[Callable[..., Any]] = None
 
+    @user_callables("rule")
     def defjvp(self, rule: Callable[..., Any]) -> Callable[..., Any]:
         self.rule = rule
         return rule

@@ -38,7 +38,7 @@ from typing import Any, Sequence
 from mskernel.errors import MskernelError
 from mskernel.frontend.tensor import Tensor
 from mskernel.ir.graph import Graph
-from mskernel.ops import registry, rule_registry
+from mskernel.ops import op_registry, rule_registry
 
 from .transform import differentiable
 
@@ -68,7 +68,7 @@ def call_rule(kind: str, op: str, first: tuple[Any, ...], second: tuple[Any, ...
     rule = rule_registry().get(kind, op)
     if rule is None:
         raise MissingRuleError(missing_rule_message(kind, op))
-    opdef = registry().get(op)
+    opdef = op_registry().get(op)
     bound = opdef.bind_attrs(attrs)
     extra = {"regions": tuple(regions)} if opdef.num_regions else {}
     results = tuple(rule(first, second, third, **bound, **extra))
@@ -105,7 +105,7 @@ def _type_of(r: Any) -> str:
 
 
 def missing_rule_message(kind: str, op: str) -> str:
-    owner = registry().get(op).owner
+    owner = op_registry().get(op).owner
     mode = "reverse-mode (grad, vjp, jacrev)" if kind == VJP else "forward-mode (jvp, jacfwd)"
     if owner == "mskernel":
         source = (f"'{op}' is a core op, whose rules come with mskernel-autodiff: upgrade "

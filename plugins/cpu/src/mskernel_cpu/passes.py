@@ -60,8 +60,8 @@ def register(passes: Any) -> None:
 
 def optimize(graph: Graph, opt_level: int, *, debug: bool = False) -> PipelineResult:
     """Run the pipeline ``cpu.O<opt_level>`` on ``graph``."""
-    from mskernel.ops import registry
+    from mskernel.ops import op_registry
 
     manager = PassManager.from_pipeline(f"cpu.O{opt_level}", debug=debug)
-    context = PassContext(registry=registry(), opt_level=opt_level, backend="cpu")
+    context = PassContext(registry=op_registry(), opt_level=opt_level, backend="cpu")
     return manager.run(graph, context)

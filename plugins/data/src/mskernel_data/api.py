@@ -13,18 +13,24 @@
     for image, label in ds.create_tuple_iterator(num_epochs=1):
         ...
 
-``vision`` and ``transforms`` hold the transforms, ``config`` the seed and worker settings.
+``vision``, ``text`` and ``transforms`` hold the transforms (and import as modules:
+``import mskernel.dataset.text as text``), ``config`` the seed and worker settings.
 """
 
-from . import config, transforms, vision
+from . import config, text, transforms, vision
 from .csv_source import CSVDataset
 from .dataset import Dataset
 from .errors import DatasetError
 from .generator import GeneratorDataset
 from .image_folder import ImageFolderDataset
 from .iterators import DictIterator, TupleIterator
+from .mind_dataset import MindDataset
 from .mnist import MnistDataset
 from .numpy_slices import NumpySlicesDataset
+from .samplers import (
+    DistributedSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+    SubsetSampler, WeightedRandomSampler,
+)
 from .source import MappableSource, Shuffle
 
 
@@ -35,7 +41,9 @@ def zip(datasets):  # noqa: A001 - MindSpore's name
 
 
 __all__ = [
-    "CSVDataset", "Dataset", "DatasetError", "DictIterator", "GeneratorDataset",
-    "ImageFolderDataset", "MappableSource", "MnistDataset", "NumpySlicesDataset", "Shuffle",
-    "TupleIterator", "config", "transforms", "vision", "zip",
+    "CSVDataset", "Dataset", "DatasetError", "DictIterator", "DistributedSampler",
+    "GeneratorDataset", "ImageFolderDataset", "MappableSource", "MindDataset", "MnistDataset",
+    "NumpySlicesDataset", "RandomSampler", "Sampler", "SequentialSampler", "Shuffle",
+    "SubsetRandomSampler", "SubsetSampler", "TupleIterator", "WeightedRandomSampler", "config",
+    "text", "transforms", "vision", "zip",
 ]

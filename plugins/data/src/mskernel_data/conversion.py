@@ -14,8 +14,9 @@ Values = Union[float, Sequence[float]]
 
 
 class Decode(Transform):
-    """Encoded image bytes (a 1-D uint8 array, as ``ImageFolderDataset`` gives) to an RGB
-    uint8 HWC image (any format Pillow reads: JPEG, PNG, BMP, GIF, TIFF, WebP...)."""
+    """Encoded image bytes (a 1-D uint8 array, as ``ImageFolderDataset`` gives, or a bytes
+    array, as ``MindDataset`` gives) to an RGB uint8 HWC image (any format Pillow reads:
+    JPEG, PNG, BMP, GIF, TIFF, WebP...)."""
 
     def apply(self, columns: tuple, rng: np.random.Generator) -> tuple:
         return tuple(decode(c) for c in columns)

@@ -12,7 +12,7 @@ import numpy as np
 from .dataset import as_column_list
 from .errors import DatasetError
 from .execution import Row
-from .source import MappableSource, Shuffle
+from .source import MappableSource, Shuffle, file_order
 
 _TYPES = {int: np.int32, float: np.float32, str: np.str_}
 
@@ -25,7 +25,8 @@ class CSVDataset(MappableSource):
     header.  ``column_defaults`` gives one value per field whose type (int → int32, float →
     float32, str) is the column's type and which fills empty fields; without it every column
     is a string.  ``shuffle`` is ``Shuffle.GLOBAL`` (or True; the default), ``Shuffle.FILES``
-    (file order only) or False.  Files are read into memory on first use.
+    (file order only), ``Shuffle.INFILE`` (rows within each file) or False.  Files are read
+    into memory on first use.
     """
 
     def __init__(self, dataset_files: Union[str, Sequence[str]], field_delim: str = ",",
@@ -81,12 +82,9 @@ class CSVDataset(MappableSource):
         return sum(len(records) for records in self._table())
 
     def _order(self, rng: np.random.Generator) -> np.ndarray:
-        if self.shuffle_mode is not Shuffle.FILES:
+        if self.shuffle_mode not in (Shuffle.FILES, Shuffle.INFILE):
             return super()._order(rng)
-        sizes = [len(records) for records in self._table()]
-        starts = np.cumsum([0, *sizes])
-        return np.concatenate([np.arange(starts[f], starts[f + 1])
-                               for f in rng.permutation(len(sizes))] or [np.arange(0)])
+        return file_order([len(records) for records in self._table()], self.shuffle_mode, rng)
 
     def _read(self, index: int) -> Row:
         for records in self._table():

@@ -22,7 +22,7 @@ class GeneratorDataset(MappableSource):
     """Rows from ``source``, which is either
 
     - *random-accessible* (``__getitem__`` and ``__len__``): row ``i`` is ``source[i]``.  It is
-      shuffled unless ``shuffle=False``, can be sharded, and is read by
+      shuffled unless ``shuffle=False``, can be sharded or given a ``sampler``, and is read by
       ``num_parallel_workers`` workers — processes when ``python_multiprocessing`` (the
       default), so the source must be picklable — or
     - *iterable*: a callable returning an iterator (a generator function) or an iterable,
@@ -35,13 +35,14 @@ class GeneratorDataset(MappableSource):
     def __init__(self, source: Any, column_names: Union[str, Sequence[str], None] = None,
                  column_types: Optional[Sequence[Any]] = None,
                  num_samples: Optional[int] = None, num_parallel_workers: Optional[int] = 1,
-                 shuffle: Optional[bool] = None, num_shards: Optional[int] = None,
-                 shard_id: Optional[int] = None, python_multiprocessing: bool = True) -> None:
+                 shuffle: Optional[bool] = None, sampler: Any = None,
+                 num_shards: Optional[int] = None, shard_id: Optional[int] = None,
+                 python_multiprocessing: bool = True) -> None:
         self._random_access = hasattr(source, "__getitem__") and hasattr(source, "__len__")
         if not self._random_access:
-            _check_iterable_source(source, shuffle, num_shards, num_parallel_workers)
+            _check_iterable_source(source, shuffle, sampler, num_shards, num_parallel_workers)
         super().__init__(num_samples, shuffle if self._random_access else False, num_shards,
-                         shard_id, num_parallel_workers)
+                         shard_id, num_parallel_workers, sampler)
         names = as_column_list(column_names, "column_names")
         if names is None:
             raise DatasetError("GeneratorDataset needs column_names, one per value the source "
@@ -111,15 +112,16 @@ def to_row(item: Any, names: Sequence[str], types: Optional[Sequence[DType]]) ->
     return tuple(as_storage(v, t) for v, t in zip(values, types))
 
 
-def _check_iterable_source(source: Any, shuffle: Optional[bool], num_shards: Optional[int],
-                           num_parallel_workers: Optional[int]) -> None:
+def _check_iterable_source(source: Any, shuffle: Optional[bool], sampler: Any,
+                           num_shards: Optional[int], num_parallel_workers: Optional[int]) -> None:
     if inspect.isgenerator(source):
         raise DatasetError("GeneratorDataset got a generator object, which can be iterated "
                            "only once; pass the generator function (or an iterable) instead")
     if not (callable(source) or hasattr(source, "__iter__")):
         raise DatasetError(f"GeneratorDataset needs a random-accessible object, an iterable "
                            f"or a callable returning an iterator; got {type(source).__name__}")
-    needs_indices = {"shuffle=True": shuffle, "num_shards": num_shards is not None,
+    needs_indices = {"shuffle=True": shuffle, "a sampler": sampler is not None,
+                     "num_shards": num_shards is not None,
                      "num_parallel_workers > 1": (num_parallel_workers or 1) > 1}
     asked = [what for what, given in needs_indices.items() if given]
     if asked:

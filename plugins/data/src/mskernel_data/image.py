@@ -70,8 +70,14 @@ def as_image(value: Any, op: str) -> np.ndarray:
 
 
 def decode(data: Any) -> np.ndarray:
-    """Encoded image bytes (bytes or a 1-D uint8 array) as an RGB uint8 HWC array."""
-    raw = data if isinstance(data, bytes) else np.asarray(data, np.uint8).tobytes()
+    """Encoded image bytes (bytes, a 1-D uint8 array, or a bytes array as ``MindDataset``
+    gives) as an RGB uint8 HWC array."""
+    if isinstance(data, bytes):
+        raw = data
+    elif isinstance(data, np.ndarray) and data.dtype.kind == "S":
+        raw = data.tobytes()
+    else:
+        raw = np.asarray(data, np.uint8).tobytes()
     try:
         with Image.open(io.BytesIO(raw)) as im:
             return np.asarray(im.convert("RGB"))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional, Sequence, Union
+from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
@@ -25,10 +25,11 @@ class ImageFolderDataset(MappableSource):
 
     def __init__(self, dataset_dir: Union[str, Path], num_samples: Optional[int] = None,
                  num_parallel_workers: Optional[int] = None, shuffle: Optional[bool] = None,
-                 extensions: Optional[Sequence[str]] = None,
+                 sampler: Any = None, extensions: Optional[Sequence[str]] = None,
                  class_indexing: Optional[dict[str, int]] = None, decode: bool = False,
                  num_shards: Optional[int] = None, shard_id: Optional[int] = None) -> None:
-        super().__init__(num_samples, shuffle, num_shards, shard_id, num_parallel_workers)
+        super().__init__(num_samples, shuffle, num_shards, shard_id, num_parallel_workers,
+                         sampler)
         root = Path(dataset_dir)
         if not root.is_dir():
             raise DatasetError(f"ImageFolderDataset: {root} is not a directory")

@@ -22,9 +22,10 @@ class NumpySlicesDataset(MappableSource):
 
     def __init__(self, data: Any, column_names: Union[str, Sequence[str], None] = None,
                  num_samples: Optional[int] = None, num_parallel_workers: Optional[int] = 1,
-                 shuffle: Optional[bool] = None, num_shards: Optional[int] = None,
-                 shard_id: Optional[int] = None) -> None:
-        super().__init__(num_samples, shuffle, num_shards, shard_id, num_parallel_workers)
+                 shuffle: Optional[bool] = None, sampler: Any = None,
+                 num_shards: Optional[int] = None, shard_id: Optional[int] = None) -> None:
+        super().__init__(num_samples, shuffle, num_shards, shard_id, num_parallel_workers,
+                         sampler)
         if isinstance(data, dict):
             default_names, values = list(data), list(data.values())
         elif isinstance(data, tuple):

@@ -7,7 +7,9 @@ a worker pool: ``num_parallel_workers`` threads, or processes where ``read_in_pr
 
 Sharding (``num_shards``, ``shard_id``) follows MindSpore's distributed sampler: every shard
 gets ``ceil(n / num_shards)`` rows, the order wrapping around to fill the last ones, and all
-shards see the same shuffle (same seed), so together they cover the dataset once.
+shards see the same shuffle (same seed), so together they cover the dataset once.  A
+``sampler`` (:mod:`.samplers`) takes the place of all four of ``shuffle``, ``num_samples``,
+``num_shards`` and ``shard_id``.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from __future__ import annotations
 import enum
 import math
 from dataclasses import dataclass
-from typing import Iterator, Optional, Union
+from typing import Any, Iterator, Optional, Union
 
 import numpy as np
 
@@ -23,13 +25,27 @@ from .dataset import Dataset
 from .errors import DatasetError
 from .execution import Plan, Row, RowsFn
 from .rng import Epoch, pass_rng
+from .samplers import check_num_samples, as_sampler, shard_order
 
 
 class Shuffle(enum.Enum):
-    """How a file-based source shuffles: ``GLOBAL`` every row, ``FILES`` the file order."""
+    """How a file-based source shuffles: ``GLOBAL`` every row, ``FILES`` the order of the
+    files (each read in order), ``INFILE`` the rows within each file (files in order)."""
 
     GLOBAL = "global"
     FILES = "files"
+    INFILE = "infile"
+
+
+def file_order(sizes: list[int], mode: Shuffle, rng: np.random.Generator) -> np.ndarray:
+    """The indices of one pass over files of ``sizes`` rows (numbered file after file),
+    shuffled by file (``FILES``) or within each file (``INFILE``)."""
+    starts = np.cumsum([0, *sizes])
+    files = rng.permutation(len(sizes)) if mode is Shuffle.FILES else range(len(sizes))
+    parts = [np.arange(starts[f], starts[f + 1]) for f in files]
+    if mode is Shuffle.INFILE:
+        parts = [rng.permutation(p) for p in parts]
+    return np.concatenate(parts) if parts else np.arange(0)
 
 
 @dataclass(frozen=True)
@@ -51,18 +67,24 @@ class MappableSource(Dataset):
 
     def __init__(self, num_samples: Optional[int], shuffle: Union[bool, Shuffle, None],
                  num_shards: Optional[int], shard_id: Optional[int],
-                 num_parallel_workers: Optional[int]) -> None:
+                 num_parallel_workers: Optional[int], sampler: Any = None) -> None:
         super().__init__()
-        if num_samples is not None and (not isinstance(num_samples, int) or num_samples < 0):
-            raise DatasetError(f"num_samples must be a non-negative integer or None, got "
-                               f"{num_samples!r}")
+        owner = type(self).__name__
+        if sampler is not None and (shuffle or num_samples is not None
+                                    or num_shards is not None or shard_id is not None):
+            given = {"shuffle": shuffle or None, "num_samples": num_samples,
+                     "num_shards": num_shards, "shard_id": shard_id}
+            raise DatasetError(f"{owner}: a sampler decides the rows of a pass, so it does not "
+                               f"go with {', '.join(k for k, v in given.items() if v is not None)}"
+                               "; give those to the sampler instead")
         if (num_shards is None) != (shard_id is None):
             raise DatasetError("num_shards and shard_id go together: give both or neither")
         if num_shards is not None and not 0 <= shard_id < num_shards:
             raise DatasetError(f"shard_id must lie in [0, {num_shards}), got {shard_id}")
         if num_parallel_workers is not None and num_parallel_workers < 1:
             raise DatasetError(f"num_parallel_workers must be >= 1, got {num_parallel_workers}")
-        self.num_samples = num_samples or None  # MindSpore: 0 means all
+        self.num_samples = check_num_samples(num_samples, owner)
+        self.sampler = as_sampler(sampler)
         self.shuffle_mode = Shuffle.GLOBAL if shuffle in (None, True) else shuffle or None
         self.num_shards, self.shard_id = num_shards, shard_id
         self.num_parallel_workers = num_parallel_workers
@@ -80,15 +102,18 @@ class MappableSource(Dataset):
 
     def _count(self) -> float:
         n = self._length()
+        if self.sampler is not None:
+            return self.sampler.count(n)
         if self.num_shards is not None:
             n = math.ceil(n / self.num_shards)
         return n if self.num_samples is None else min(n, self.num_samples)
 
     def _sample(self, rng: np.random.Generator) -> np.ndarray:
+        if self.sampler is not None:
+            return self.sampler.rows(self._length(), rng)
         order = self._order(rng)
-        if self.num_shards is not None and len(order):
-            per_shard = math.ceil(len(order) / self.num_shards)
-            order = np.resize(order, per_shard * self.num_shards)[self.shard_id::self.num_shards]
+        if self.num_shards is not None:
+            order = shard_order(order, self.num_shards, self.shard_id)
         return order[:self.num_samples]
 
     def _rows_fn(self, plan: Plan, node: int) -> RowsFn:

@@ -16,6 +16,10 @@ Tensors are keyed by parameter name — ``Parameter.name`` (the dotted path a
 wrapper (``TrainOneStepCell`` or ``Model``'s train network) saves the optimizer's state with
 the weights — moments, step count, learning rate, all Parameters named after their weight
 (``"moment1.features.0.weight"``, ``"global_step"``) — so training resumes exactly.
+
+MindSpore's own ``.ckpt`` files (protobuf, :mod:`mskernel_nn.mindspore_checkpoint`) load
+too — the format is told by the file's first bytes — and ``format="ckpt"`` saves one, so
+weights move to MindSpore and back.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from mskernel.ir.dtypes import dtype as to_dtype
 from mskernel.ir.container import Kind, quote_name, read_container, write_container
 
 from . import __version__
+from .mindspore_checkpoint import read_checkpoint, write_checkpoint
 
 __all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_checkpoint"]
 
@@ -106,11 +111,21 @@ def _storage(value: Any, name: str) -> tuple[np.ndarray, Any]:
 
 def save_checkpoint(save_obj: Any, ckpt_file_name: PathLike,
                     append_dict: Optional[Mapping[str, Any]] = None,
-                    choice_func: Optional[Callable[[str], bool]] = None) -> None:
+                    choice_func: Optional[Callable[[str], bool]] = None,
+                    crc_check: bool = False, format: Optional[str] = None) -> None:
     """Save the tensors of ``save_obj`` (see :func:`_named_tensors`) to ``ckpt_file_name``,
     atomically.  ``append_dict`` adds entries of your own: tensors are stored with the
     parameters, numbers, booleans and strings in the header's metadata (``{"epoch_num": 3}``).
-    ``choice_func(name)`` keeps only the parameters it returns true for."""
+    ``choice_func(name)`` keeps only the parameters it returns true for.
+
+    ``format="ckpt"`` writes MindSpore's protobuf checkpoint instead (adding ``.ckpt`` to a
+    name without it, as MindSpore does), for MindSpore to load: numbers and booleans of
+    ``append_dict`` become scalar tensors there, as MindSpore stores them, and
+    ``crc_check`` appends MindSpore's CRC-32.  mskernel's own format always carries a
+    SHA-256."""
+    if format not in (None, "ckpt"):
+        raise ValueError(f"save_checkpoint: format is None (mskernel's checkpoint) or 'ckpt' "
+                         f"(MindSpore's), got {format!r}")
     entries = _named_tensors(save_obj)
     if choice_func is not None:
         entries = {k: v for k, v in entries.items() if choice_func(k)}
@@ -128,8 +143,24 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: PathLike,
     arrays, dtypes = {}, {}
     for name, value in entries.items():
         arrays[name], dtypes[name] = _storage(value, name)
+    if format == "ckpt":
+        _save_mindspore(os.fspath(ckpt_file_name), arrays, dtypes, metadata, crc_check)
+        return
     write_container(ckpt_file_name, CHECKPOINT, f"mskernel-nn {__version__}",
                     {"metadata": metadata}, arrays, dtypes)
+
+
+def _save_mindspore(path: str, arrays: dict[str, np.ndarray], dtypes: dict[str, Any],
+                    metadata: dict[str, Any], crc_check: bool) -> None:
+    entries: dict[str, Any] = {name: (arrays[name], dtypes[name]) for name in arrays}
+    for key, value in metadata.items():  # MindSpore saves numbers as Tensor(value)
+        if isinstance(value, str):
+            entries[key] = value
+        else:
+            scalar = np.asarray(value, bool if isinstance(value, bool) else
+                                np.int64 if isinstance(value, int) else np.float32)
+            entries[key] = (scalar, to_dtype(scalar.dtype))
+    write_checkpoint(path if path.endswith(".ckpt") else path + ".ckpt", entries, crc_check)
 
 
 # -- reading ------------------------------------------------------------------------------------
@@ -138,18 +169,27 @@ def save_checkpoint(save_obj: Any, ckpt_file_name: PathLike,
 def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool = False,
                     filter_prefix: Union[str, Sequence[str], None] = None,
                     specify_prefix: Union[str, Sequence[str], None] = None,
-                    choice_func: Optional[Callable[[str], bool]] = None) -> dict[str, Any]:
+                    choice_func: Optional[Callable[[str], bool]] = None,
+                    crc_check: bool = False) -> dict[str, Any]:
     """Read a checkpoint: a dict of name → :class:`~mskernel.Parameter`, plus the metadata
     entries ``append_dict`` saved (as Python values).  ``filter_prefix`` drops names starting
     with the prefix(es), ``specify_prefix`` keeps only those starting with them,
     ``choice_func(name)`` keeps those it returns true for.  With ``net``, the parameters are
     also loaded into it (:func:`load_param_into_net` with ``strict_load``).
 
+    A MindSpore checkpoint loads the same way (its strings come back as Python strings, its
+    scalar tensors as Parameters, as in MindSpore); its CRC, when it has one, is checked,
+    and ``crc_check`` warns when it has none.
+
     Raises :class:`~mskernel.errors.FileFormatError` naming the file and the failed check
     when it is not a checkpoint, is truncated or corrupt, or is of a newer format."""
-    container = read_container(ckpt_file_name, CHECKPOINT, {"metadata": dict})
-    arrays, dtypes, metadata = container.tensors, container.dtypes, container.header["metadata"]
-    _check_metadata(os.fspath(ckpt_file_name), metadata, arrays)
+    if _is_mindspore_checkpoint(ckpt_file_name):
+        arrays, dtypes, metadata = read_checkpoint(os.fspath(ckpt_file_name), crc_check)
+    else:
+        container = read_container(ckpt_file_name, CHECKPOINT, {"metadata": dict})
+        arrays, dtypes, metadata = (container.tensors, container.dtypes,
+                                    container.header["metadata"])
+        _check_metadata(os.fspath(ckpt_file_name), metadata, arrays)
     drop = _prefixes(filter_prefix)
     keep = _prefixes(specify_prefix)
 
@@ -164,6 +204,16 @@ def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool
         load_param_into_net(net, params, strict_load=strict_load)
     params.update((k, v) for k, v in metadata.items() if wanted(k))
     return params
+
+
+def _is_mindspore_checkpoint(path: PathLike) -> bool:
+    """Whether ``path`` is a file that does not start with mskernel's magic (a file cut
+    short inside the magic is a truncated mskernel checkpoint)."""
+    try:
+        with open(path, "rb") as f:
+            return not MAGIC.startswith(f.read(len(MAGIC)))
+    except OSError:  # read_container reports it
+        return False
 
 
 def _check_metadata(path: str, metadata: dict[str, Any], tensors: Mapping[str, Any]) -> None:
