@@ -28,13 +28,17 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, NoReturn, Optional, Sequence, Union
+from typing import (
+    Any, Callable, Collection, Iterable, Mapping, NoReturn, Optional, Sequence, Union,
+)
 
 import numpy as np
 import onnx
 from onnx import AttributeProto, GraphProto, NodeProto, TypeProto, defs, helper
 
-from mskernel_sdk import DType, Graph, InferError, TensorType, Value, tensor_type
+from mskernel_sdk import (
+    CompileOptions, DType, Graph, InferError, TensorType, Value, compile_graph, tensor_type,
+)
 from mskernel.errors import MskernelError
 
 from .emitter import Emitter, Knowledge
@@ -88,11 +92,20 @@ class ImportedModel:
         return {name: v.type.dtype
                 for name, v in zip(self.weights, self.graph.inputs[len(self.graph.inputs) - n:])}
 
+    def compile(self, backends: Optional[Sequence[str]] = None,
+                options: Optional[CompileOptions] = None) -> Callable[..., list[np.ndarray]]:
+        """The graph compiled (``compile_graph``) with its weights bound: call it with the
+        model's inputs (flattened as :attr:`inputs` says) to get its outputs."""
+        compiled = compile_graph(self.graph, backends=backends, options=options)
+        weights = list(self.weights.values())
+        return lambda *inputs: compiled(*inputs, *weights)
+
 
 def import_model(model: Union[onnx.ModelProto, bytes, PathLike], *,
                  input_types: Optional[Mapping[str, InputType]] = None,
                  static_inputs: Optional[Mapping[str, Any]] = None,
-                 weights: str = "inputs", name: Optional[str] = None,
+                 weights: str = "inputs", weight_names: Optional[Collection[str]] = None,
+                 name: Optional[str] = None,
                  base_dir: Optional[PathLike] = None) -> ImportedModel:
     """Import an ONNX model (a ``ModelProto``, its bytes, or a path).  External data is read
     from the model's directory, or from ``base_dir`` for a model given in memory.
@@ -101,7 +114,8 @@ def import_model(model: Union[onnx.ModelProto, bytes, PathLike], *,
     ``TensorType``, a list of them for a sequence, ``None`` for an absent optional);
     ``static_inputs`` fixes inputs to values (arrays, lists of arrays for sequences), which
     the graph then no longer takes; ``weights`` is ``"inputs"`` or ``"constants"`` (see the
-    module doc).  Raises :class:`OnnxFileError` for a file that cannot be trusted,
+    module doc) and ``weight_names`` says which initializers are weights (default: those of
+    a floating dtype).  Raises :class:`OnnxFileError` for a file that cannot be trusted,
     :class:`OnnxImportError` for a node that cannot be translated and :class:`NeedsValue`
     when an input must be static.
     """
@@ -110,7 +124,7 @@ def import_model(model: Union[onnx.ModelProto, bytes, PathLike], *,
     proto, directory = read_model(model)
     if base_dir is not None:
         directory = os.fspath(base_dir)
-    session = _Session(proto, directory, weights == "inputs")
+    session = _Session(proto, directory, weights == "inputs", weight_names)
     return session.run(dict(input_types or {}), dict(static_inputs or {}), name)
 
 
@@ -339,10 +353,11 @@ class NodeContext:
 
 class _Session:
     def __init__(self, model: onnx.ModelProto, base_dir: Optional[str],
-                 weights_as_inputs: bool) -> None:
+                 weights_as_inputs: bool, weight_names: Optional[Collection[str]]) -> None:
         self.model = model
         self.base_dir = base_dir
         self.weights_as_inputs = weights_as_inputs
+        self.weight_names = None if weight_names is None else frozenset(weight_names)
         self.knowledge = Knowledge()
         self.opsets = _opsets(model.opset_import, "the model")
         self.functions = {(f.domain, f.name): f for f in model.functions}
@@ -438,7 +453,9 @@ class _Session:
     def initializer(self, tensor: onnx.TensorProto, emitter: Emitter, main: bool) -> Value:
         array = tensor_array(tensor, self.base_dir, f"initializer '{tensor.name}'")
         t = tensor_type(element_dtype(tensor.data_type), array.shape)
-        if main and self.weights_as_inputs and t.dtype.is_floating:
+        is_weight = (t.dtype.is_floating if self.weight_names is None
+                     else tensor.name in self.weight_names)
+        if main and self.weights_as_inputs and is_weight:
             value = emitter.input(t, tensor.name)
             self.knowledge.weights[value] = array
             self.weights[tensor.name] = array
