@@ -51,8 +51,9 @@ from .values import Layout, OnnxValue, OptValue, SeqLayout, SeqValue, layout_of,
 
 #: The oldest default-domain opset read.
 MIN_OPSET = 1
-#: Domains whose ops the import knows (``""`` is ``ai.onnx``).
-DOMAINS = ("", "ai.onnx.ml", "ai.onnx.preview.training", "ai.onnx.preview")
+#: How deeply subgraphs and function bodies may nest (a function calling itself would
+#: otherwise expand forever).
+MAX_NESTING = 64
 
 #: What a handler returns: one value, or the node's outputs in order (``None`` for an output
 #: the handler does not compute, which the model must not use).
@@ -363,6 +364,7 @@ class _Session:
         self.functions = {(f.domain, f.name): f for f in model.functions}
         self.input_names: dict[Value, str] = {}
         self.weights: dict[str, np.ndarray] = {}
+        self.depth = 0
         self._schemas: dict[tuple[str, str, int], Optional[defs.OpSchema]] = {}
 
     # --- the main graph --------------------------------------------------------------------
@@ -467,11 +469,18 @@ class _Session:
     def run_nodes(self, graph: GraphProto, emitter: Emitter, scope: Scope,
                   attr_env: Optional[Mapping[str, AttributeProto]] = None,
                   opsets: Optional[Mapping[str, int]] = None, initializers: bool = True) -> None:
-        if initializers:
-            for tensor in graph.initializer:
-                scope.bind(tensor.name, self.initializer(tensor, emitter, main=False))
-        for node in graph.node:
-            self.run_node(node, emitter, scope, attr_env, opsets or self.opsets)
+        if self.depth >= MAX_NESTING:
+            raise OnnxImportError(f"subgraphs and function bodies nest deeper than "
+                                  f"{MAX_NESTING} levels (a function that calls itself?)")
+        self.depth += 1
+        try:
+            if initializers:
+                for tensor in graph.initializer:
+                    scope.bind(tensor.name, self.initializer(tensor, emitter, main=False))
+            for node in graph.node:
+                self.run_node(node, emitter, scope, attr_env, opsets or self.opsets)
+        finally:
+            self.depth -= 1
 
     def run_node(self, node: NodeProto, emitter: Emitter, scope: Scope,
                  attr_env: Optional[Mapping[str, AttributeProto]],

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING, Any, Optional, Sequence, Union
 
 import numpy as np
@@ -13,6 +14,11 @@ if TYPE_CHECKING:
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)
+#: The most elements a table the import builds in NumPy (interpolation matrices, window
+#: positions, DFT matrices ...) may have: a forged size is an error, not an allocation.
+MAX_TABLE = 1 << 26
+#: The most steps a translation unrolls (recurrent layers, loops that cannot be regions).
+MAX_UNROLL = 4096
 
 
 def rank(v: Value) -> int:
@@ -31,6 +37,19 @@ def dtype(v: Value) -> DType:
     t = v.type
     assert isinstance(t, TensorType)
     return t.dtype
+
+
+def check_table(ctx: "NodeContext", dims: Sequence[int], what: str) -> None:
+    """Fail unless a table of ``dims`` stays within :data:`MAX_TABLE` elements."""
+    size = math.prod(int(d) for d in dims)
+    if size > MAX_TABLE:
+        ctx.fail(f"{what} would hold {size} elements, more than the {MAX_TABLE} the import "
+                 "builds")
+
+
+def check_unroll(ctx: "NodeContext", steps: int, what: str) -> None:
+    if steps > MAX_UNROLL:
+        ctx.fail(f"{what} unrolls {steps} steps, more than the {MAX_UNROLL} the import does")
 
 
 def axis(ctx: "NodeContext", a: int, n: int, what: str = "axis") -> int:

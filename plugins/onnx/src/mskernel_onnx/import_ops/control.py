@@ -29,7 +29,7 @@ from mskernel_sdk import Value, tensor_type
 
 from ..errors import NeedsValue, OnnxImportError
 from ..values import OnnxValue
-from .common import axis, broadcast, move_axis, scalar, shape
+from .common import axis, broadcast, check_unroll, move_axis, scalar, shape
 
 if TYPE_CHECKING:
     from ..importer import NodeContext, Region
@@ -37,8 +37,6 @@ if TYPE_CHECKING:
 Handler = Callable[["NodeContext"], object]
 _I64 = tensor_type("int64", ())
 _BOOL = tensor_type("bool", ())
-#: The longest loop unrolled when its body cannot be a region (see _loop).
-MAX_UNROLL = 4096
 
 
 def _tensors(ctx: "NodeContext", values: Sequence[OnnxValue], what: str) -> list[Value]:
@@ -103,8 +101,6 @@ def _loop(ctx: "NodeContext") -> list[OnnxValue]:
             raise
         # the body needs the iteration number as a constant (a Slice at it, say): unroll
         trips = _trip_count(ctx, f"a loop whose body cannot be a region ({exc})")
-        if trips > MAX_UNROLL:
-            raise
         return _unrolled_loop(ctx, body, trips, carried)
 
 
@@ -207,6 +203,7 @@ def _unrolled_loop(ctx: "NodeContext", body: GraphProto, trips: int,
     """The loop unrolled: each iteration's body imported in turn (for loops carrying
     sequences, whose length changes every iteration, and bodies that need the iteration
     number as a constant).  The condition must then be known at import time."""
+    check_unroll(ctx, trips, "the loop")
     cond = ctx.optional(1)
     state = list(carried)
     rows: list[list[Value]] = []
@@ -290,6 +287,7 @@ def _scan(ctx: "NodeContext") -> list[Value]:
     values = [ctx.input(k) for k in range(1, ctx.num_inputs)]
     states, inputs = values[:len(values) - n_in], values[len(values) - n_in:]
     batch = shape(values[0])[0]
+    check_unroll(ctx, batch, "a batched (opset 8) Scan")
     per_batch = []
     for b in range(batch):
         pick = lambda v: ctx.op("gather", v, scalar(ctx, b, "int64"), axis=0)  # noqa: E731

@@ -17,7 +17,7 @@ import numpy as np
 
 from mskernel_sdk import Value
 
-from .common import broadcast, dtype, scalar, shape
+from .common import broadcast, check_table, dtype, scalar, shape
 
 if TYPE_CHECKING:
     from ..importer import NodeContext
@@ -44,6 +44,7 @@ def _col2im(ctx: "NodeContext") -> Value:
         ctx.fail(f"input {list(shape(x))} does not hold columns of block {list(block)} "
                  f"over {math.prod(counts)} positions")
     channels = ck // kernel
+    check_table(ctx, (kernel, columns), "the Col2Im position table")
     # the padded position of every (kernel offset, column): [kernel, columns]
     position = np.zeros((kernel, columns), np.int64)
     offsets = np.indices(block).reshape(k, -1)
@@ -68,8 +69,8 @@ def _col2im(ctx: "NodeContext") -> Value:
 # --- RoiAlign ----------------------------------------------------------------------------------
 
 
-def _roi_samples(box: np.ndarray, height: int, width: int, out_h: int, out_w: int,
-                 ratio: int, half_pixel: bool) -> tuple[np.ndarray, np.ndarray, int]:
+def _roi_samples(ctx: "NodeContext", box: np.ndarray, height: int, width: int, out_h: int,
+                 out_w: int, ratio: int, half_pixel: bool) -> tuple[np.ndarray, np.ndarray, int]:
     """Bilinear taps ``[out_h, out_w, samples, 4]`` (flat positions, weights) of one box,
     and its sample count, as ONNX's reference computes them."""
     offset = 0.5 if half_pixel else 0.0
@@ -81,6 +82,7 @@ def _roi_samples(box: np.ndarray, height: int, width: int, out_h: int, out_w: in
     bin_h, bin_w = roi_h / out_h, roi_w / out_w
     grid_h = ratio if ratio > 0 else int(np.ceil(roi_h / out_h))
     grid_w = ratio if ratio > 0 else int(np.ceil(roi_w / out_w))
+    check_table(ctx, (out_h, out_w, grid_h, grid_w, 4), "a RoiAlign sample table")
     ph, pw, iy, ix = np.meshgrid(np.arange(out_h), np.arange(out_w), np.arange(grid_h),
                                  np.arange(grid_w), indexing="ij")
     y = y0 + ph * bin_h + (iy + 0.5) * bin_h / grid_h
@@ -115,8 +117,10 @@ def _roi_align(ctx: "NodeContext") -> Value:
     out_h, out_w = ctx.attr("output_height", 1), ctx.attr("output_width", 1)
     half_pixel = ctx.attr("coordinate_transformation_mode", "half_pixel") == "half_pixel"
     ratio = ctx.attr("sampling_ratio", 0)
-    taps = [_roi_samples(b, height, width, out_h, out_w, ratio, half_pixel) for b in boxes]
+    taps = [_roi_samples(ctx, b, height, width, out_h, out_w, ratio, half_pixel)
+            for b in boxes]
     most = max((t[0].shape[2] for t in taps), default=1) or 1
+    check_table(ctx, (len(taps), out_h, out_w, most, 4), "the RoiAlign sample table")
     pos = np.zeros((len(taps), out_h, out_w, most, 4), np.int64)
     weight = np.zeros(pos.shape)
     real = np.zeros(pos.shape[:4], bool)

@@ -20,7 +20,7 @@ import numpy as np
 
 from mskernel_sdk import Value
 
-from .common import axis, broadcast, cast, dtype, rank, scalar, shape
+from .common import axis, broadcast, cast, check_table, dtype, rank, scalar, shape
 
 if TYPE_CHECKING:
     from ..importer import NodeContext
@@ -161,6 +161,7 @@ def window_sum(ctx: "NodeContext", x: Value, geo: Window) -> Value:
     """The sum over each (dilated) window, zero outside the input: a depthwise convolution
     with a kernel of ones."""
     channels = shape(x)[1]
+    check_table(ctx, (channels, *geo.kernel), "the window-sum kernel")
     ones = ctx.constant(np.ones((channels, 1, *geo.kernel)), dtype(x))
     pads = tuple(v for pair in geo.extended_pads for v in pair)
     return ctx.op("conv", x, ones, stride=geo.strides, padding=pads, dilation=geo.dilations,
@@ -170,6 +171,8 @@ def window_sum(ctx: "NodeContext", x: Value, geo: Window) -> Value:
 def _counts(ctx: "NodeContext", x: Value, geo: Window, include_pad: bool) -> Value:
     """How many elements each window averages over (a known value: shapes are static)."""
     dims = shape(x)
+    check_table(ctx, [d + lo + hi for d, (lo, hi) in zip(dims[2:], geo.pads)], "the pool's "
+                "divisor mask")
     if include_pad:
         mask = np.ones((1, 1) + tuple(d + lo + hi for d, (lo, hi) in zip(dims[2:], geo.pads)))
         inner = Window(geo.kernel, geo.strides, geo.dilations,
@@ -238,6 +241,7 @@ def _max_pool_with_indices(ctx: "NodeContext", x: Value, geo: Window) -> list[Va
     spatial dims) by gathering each window through its position table."""
     n, c = shape(x)[:2]
     spatial = int(np.prod(geo.sizes))
+    check_table(ctx, geo.out + geo.kernel, "the MaxPool window table")
     table = _window_positions(geo).reshape(int(np.prod(geo.out)), -1)
     flat = ctx.op("reshape", x, shape=(n, c, spatial))
     lowest = -np.inf if dtype(x).is_floating else np.iinfo(dtype(x).storage).min

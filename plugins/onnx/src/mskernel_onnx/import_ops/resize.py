@@ -19,7 +19,9 @@ import numpy as np
 
 from mskernel_sdk import DType, Value, dtype as to_dtype
 
-from .common import axes as normalize_axes, broadcast, cast, dtype, move_axis, rank, scalar, shape
+from .common import (
+    axes as normalize_axes, broadcast, cast, check_table, dtype, move_axis, rank, scalar, shape,
+)
 
 if TYPE_CHECKING:
     from ..importer import NodeContext
@@ -222,6 +224,7 @@ def resize(ctx: "NodeContext", x: Value, scales: Optional[tuple[float, ...]],
                     and (span is None or span == (0.0, 1.0)))
         if identity:
             continue
+        check_table(ctx, (size_of[a], shape(x)[a]), f"the interpolation matrix of axis {a}")
         matrix, outside = interpolation_matrix(coeffs, coordinates, size_of[a], shape(x)[a],
                                                scale_of[a], span, exclude)
         y = _apply(ctx, y, a, matrix, outside, fill, mode == "nearest")

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from mskernel_sdk import Value
 
-from .common import broadcast, cast, scalar, shape
+from .common import broadcast, cast, check_unroll, scalar, shape
 
 if TYPE_CHECKING:
     from ..importer import NodeContext
@@ -140,6 +140,7 @@ def recurrent(cell: Cell, gates: int, defaults: tuple[str, ...], has_cell_state:
         if batch_first:
             x = ctx.op("transpose", x, perm=(1, 0, 2))
         steps, batch = shape(x)[:2]
+        check_unroll(ctx, steps, "the recurrence")
         hidden = ctx.attr("hidden_size", shape(r)[-1])
         direction = ctx.attr("direction", "forward")
         dirs = 2 if direction == "bidirectional" else 1

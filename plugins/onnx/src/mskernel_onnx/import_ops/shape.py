@@ -17,7 +17,8 @@ from mskernel_sdk import Value
 
 from ..protos import element_dtype
 from .common import (
-    INT64_MAX, axes, axis, broadcast, dtype, optional_attr_or_input, rank, scalar, shape,
+    INT64_MAX, axes, axis, broadcast, check_table, dtype, optional_attr_or_input, rank, scalar,
+    shape,
 )
 
 if TYPE_CHECKING:
@@ -213,6 +214,7 @@ def _eye_like(ctx: "NodeContext") -> Value:
     x = ctx.input(0)
     dt = element_dtype(ctx.attr("dtype")) if "dtype" in ctx.attrs else dtype(x)
     rows, cols = shape(x)
+    check_table(ctx, (rows, cols), "EyeLike's matrix")
     return ctx.constant(np.eye(rows, cols, ctx.attr("k", 0)), dt)
 
 

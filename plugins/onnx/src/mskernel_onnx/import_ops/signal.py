@@ -17,7 +17,7 @@ import numpy as np
 from mskernel_sdk import Value
 
 from ..protos import element_dtype
-from .common import axis as normalize_axis, dtype, move_axis, rank, shape
+from .common import axis as normalize_axis, check_table, dtype, move_axis, rank, shape
 
 if TYPE_CHECKING:
     from ..importer import NodeContext
@@ -53,6 +53,7 @@ def dft(ctx: "NodeContext", re: Value, im: Optional[Value], length: int, inverse
     re = _fit(ctx, re, n_in)
     im = None if im is None else _fit(ctx, im, n_in)
     n_out = length // 2 + 1 if onesided and not inverse else length
+    check_table(ctx, (n_in, n_out), "the DFT matrix")
     j = np.arange(n_in)[:, None]
     k = np.arange(n_out)[None, :]
     angle = 2 * np.pi * ((j * k) % length) / length
@@ -112,6 +113,7 @@ def _stft(ctx: "NodeContext") -> Value:
     frames = 1 + (signal - length) // step
     if frames < 1:
         ctx.fail(f"a frame of {length} does not fit a signal of {signal}")
+    check_table(ctx, (frames, length), "the STFT frame table")
     re, im = _complex_parts(ctx, x)  # [batch, signal]
     positions = ctx.constant(np.arange(frames)[:, None] * step + np.arange(length)[None, :])
     re = ctx.op("gather", re, positions, axis=1)  # [batch, frames, length]
@@ -127,6 +129,7 @@ def _mel_weight_matrix(ctx: "NodeContext") -> Value:
     """The triangular mel filter bank, computed at import time as ONNX's reference does."""
     bins, length = int(ctx.scalar(0)), int(ctx.scalar(1))
     rate, low, high = ctx.scalar(2), ctx.scalar(3), ctx.scalar(4)
+    check_table(ctx, (length // 2 + 1, bins), "the mel weight matrix")
     to_mel = lambda f: 2595 * np.log10(1 + f / 700)  # noqa: E731
     step = (to_mel(high) - to_mel(low)) / (bins + 2)
     mel = np.arange(bins + 2) * step + to_mel(low)
