@@ -1,5 +1,8 @@
-"""Image and detection ops: ``Col2Im``, ``RoiAlign`` and ``NonMaxSuppression``.
+"""Image and detection ops: ``Col2Im``, ``DeformConv``, ``RoiAlign`` and
+``NonMaxSuppression``.
 
+``DeformConv`` samples the input bilinearly at each kernel tap moved by its offset (zero
+outside), scales by the mask, and contracts the samples with the weights per group.
 ``Col2Im`` scatters each column back to its window positions (a ``scatter`` with
 ``reduce="add"`` through a position table built at import time).  ``RoiAlign`` gathers the
 four bilinear taps of every sample point and weighs them; where the sample grid follows the
@@ -64,6 +67,69 @@ def _col2im(ctx: "NodeContext") -> Value:
     return ctx.op("slice", out, starts=pads[:k], stops=tuple(p - hi for p, hi in
                                                             zip(padded, pads[k:])),
                   axes=tuple(range(2, 2 + k)))
+
+
+# --- DeformConv --------------------------------------------------------------------------------
+
+
+def _deform_conv(ctx: "NodeContext") -> Value:
+    x, w, offset = ctx.input(0), ctx.input(1), ctx.input(2)
+    if len(shape(x)) != 4:
+        ctx.fail(f"only 2-d deformable convolution is supported, got input {list(shape(x))}")
+    n, c, h, width = shape(x)
+    oc, c_per_group, kh, kw = shape(w)
+    oh, ow = shape(offset)[2:]
+    groups, offset_groups = ctx.attr("group", 1), ctx.attr("offset_group", 1)
+    sh, sw = ctx.attr("strides", (1, 1))
+    dh, dw = ctx.attr("dilations", (1, 1))
+    top, left = tuple(ctx.attr("pads", (0, 0, 0, 0)))[:2]
+    check_table(ctx, (n, c, kh, kw, oh, ow), "the DeformConv sample table")
+    taps = (n, offset_groups, kh, kw, oh, ow)
+    moves = ctx.op("reshape", offset, shape=(n, offset_groups, kh, kw, 2, oh, ow))
+    dy, dx = (ctx.op("squeeze", m, axes=(4,)) for m in ctx.op("split", moves, axis=4,
+                                                               sizes=(1, 1)))
+    base_y = (np.arange(kh)[:, None, None, None] * dh + np.arange(oh)[None, None, :, None] * sh
+              - top).astype(np.float64)
+    base_x = (np.arange(kw)[None, :, None, None] * dw + np.arange(ow)[None, None, None, :] * sw
+              - left).astype(np.float64)
+    py = ctx.op("add", dy, ctx.constant(base_y, dtype(x)))
+    px = ctx.op("add", dx, ctx.constant(base_x, dtype(x)))
+    y0, x0 = ctx.op("floor", py), ctx.op("floor", px)
+    ty, tx = ctx.op("sub", py, y0), ctx.op("sub", px, x0)
+    per_group = c // offset_groups
+    flat = ctx.op("reshape", x, shape=(n, offset_groups, per_group, h * width))
+    sampled = None
+    for corner_y, corner_x in ((0, 0), (0, 1), (1, 0), (1, 1)):
+        yy = ctx.op("add", y0, scalar(ctx, corner_y, y0))
+        xx = ctx.op("add", x0, scalar(ctx, corner_x, x0))
+        weight = ctx.op("mul", ty if corner_y else ctx.op("sub", scalar(ctx, 1, ty), ty),
+                        tx if corner_x else ctx.op("sub", scalar(ctx, 1, tx), tx))
+        inside = ctx.op("logical_and", ctx.op("logical_and", ctx.op(
+            "greater_equal", yy, scalar(ctx, 0, yy)), ctx.op("less_equal", yy, scalar(
+                ctx, h - 1, yy))), ctx.op("logical_and", ctx.op(
+                    "greater_equal", xx, scalar(ctx, 0, xx)), ctx.op("less_equal", xx, scalar(
+                        ctx, width - 1, xx))))
+        weight = ctx.op("where", inside, weight, scalar(ctx, 0, weight))
+        index = ctx.op("add", ctx.op("mul", ctx.op("minimum", ctx.op("maximum", yy, scalar(
+            ctx, 0, yy)), scalar(ctx, h - 1, yy)), scalar(ctx, width, yy)), ctx.op(
+                "minimum", ctx.op("maximum", xx, scalar(ctx, 0, xx)), scalar(ctx, width - 1, xx)))
+        index = ctx.op("reshape", ctx.op("cast", index, dtype="int64"),
+                       shape=(n, offset_groups, 1, kh * kw * oh * ow))
+        picked = ctx.op("take_along_axis", flat, broadcast(
+            ctx, index, (n, offset_groups, per_group, kh * kw * oh * ow)), axis=3)
+        term = ctx.op("mul", ctx.op("reshape", picked, shape=(n, offset_groups, per_group,
+                                                               kh, kw, oh, ow)),
+                      ctx.op("expand_dims", weight, axes=(2,)))
+        sampled = term if sampled is None else ctx.op("add", sampled, term)
+    if ctx.has(4):
+        mask = ctx.op("reshape", ctx.input(4), shape=taps)
+        sampled = ctx.op("mul", sampled, ctx.op("expand_dims", mask, axes=(2,)))
+    columns = ctx.op("reshape", sampled, shape=(n, groups, c_per_group * kh * kw, oh * ow))
+    kernels = ctx.op("reshape", w, shape=(groups, oc // groups, c_per_group * kh * kw))
+    out = ctx.op("reshape", ctx.op("matmul", kernels, columns), shape=(n, oc, oh, ow))
+    if ctx.has(3):
+        out = ctx.op("add", out, ctx.op("reshape", ctx.input(3), shape=(1, oc, 1, 1)))
+    return out
 
 
 # --- RoiAlign ----------------------------------------------------------------------------------
@@ -195,5 +261,5 @@ def _non_max_suppression(ctx: "NodeContext") -> Value:
 
 
 OPS: dict[str, Handler] = {
-    "Col2Im": _col2im, "RoiAlign": _roi_align, "NonMaxSuppression": _non_max_suppression,
+    "Col2Im": _col2im, "DeformConv": _deform_conv, "RoiAlign": _roi_align, "NonMaxSuppression": _non_max_suppression,
 }
