@@ -11,17 +11,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from mskernel_onnx.errors import NeedsValue, OnnxFileError, OnnxImportError
 from mskernel_onnx.importer import import_model
+from onnx_models import model, tensor
 
 F = TensorProto.FLOAT
-
-
-def model(nodes, inputs, outputs, initializers=(), opset=18, **kwargs):
-    graph = helper.make_graph(nodes, "g", inputs, outputs, list(initializers))
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], **kwargs)
-
-
-def tensor(name, dims, elem=F):
-    return helper.make_tensor_value_info(name, elem, dims)
 
 
 def onnxruntime_outputs(m, feeds):

@@ -190,7 +190,7 @@ def test_resnet18_imported_through_onnx_gives_torch_outputs(resnet):
 
 
 def test_resnet18_state_dict_maps_onto_the_mskernel_cell(resnet):
-    module, x, expected, imported = resnet
+    _, x, expected, imported = resnet
     cell = ResNet18()
     cell.set_train(False)
     report = load_torch_state_dict(cell, imported.weights)
@@ -204,7 +204,7 @@ def test_resnet18_state_dict_maps_onto_the_mskernel_cell(resnet):
 
 def test_a_torch_state_dict_reports_what_has_no_counterpart(resnet):
     module = resnet[0]
-    arrays, report = map_state_dict(module.state_dict(), ResNet18())
+    _, report = map_state_dict(module.state_dict(), ResNet18())
     assert not report.missing
     assert set(report.unmapped) == {k for k in module.state_dict()
                                     if k.endswith("num_batches_tracked")}
@@ -213,13 +213,13 @@ def test_a_torch_state_dict_reports_what_has_no_counterpart(resnet):
 
 
 def test_transformer_imported_through_onnx_gives_torch_outputs(transformer):
-    module, ids, expected, imported = transformer
+    _, ids, expected, imported = transformer
     out = imported.compile()(ids)[0]
     np.testing.assert_allclose(out, expected, rtol=RTOL, atol=ATOL)
 
 
 def test_transformer_state_dict_maps_onto_the_mskernel_cell(transformer):
-    module, ids, expected, imported = transformer
+    module, ids, expected, _ = transformer
     cell = Transformer()
     cell.set_train(False)
     report = load_torch_state_dict(cell, module.state_dict())

@@ -44,10 +44,10 @@ from mskernel.errors import MskernelError
 from .emitter import Emitter, Knowledge
 from .errors import NeedsValue, OnnxFileError, OnnxImportError
 from .protos import (
-    PathLike, attribute_value, element_dtype, element_name, onnx_element_type, read_model,
+    PathLike, attribute_value, element_dtype, onnx_element_type, read_model,
     tensor_array, to_storage,
 )
-from .values import Layout, OnnxValue, OptValue, SeqLayout, SeqValue, layout_of, leaves
+from .values import Layout, OnnxValue, OptValue, SeqValue, layout_of, leaves
 
 #: The oldest default-domain opset read.
 MIN_OPSET = 1

@@ -80,6 +80,11 @@ def compute_dtype(dt: DType) -> DType:
     return dt if dt.is_floating or dt.is_complex else to_dtype("float64")
 
 
+def entry(ctx: "NodeContext", v: Value, index: int, axis: int = 0) -> Value:
+    """``v``'s slice at the constant ``index`` of ``axis`` (the axis removed)."""
+    return ctx.op("gather", v, scalar(ctx, index, "int64"), axis=axis)
+
+
 def move_axis(ctx: "NodeContext", v: Value, src: int, dst: int) -> Value:
     n = rank(v)
     src, dst = src % n, dst % n

@@ -29,7 +29,7 @@ from mskernel_sdk import Value, tensor_type
 
 from ..errors import NeedsValue, OnnxImportError
 from ..values import OnnxValue
-from .common import axis, broadcast, check_unroll, move_axis, scalar, shape
+from .common import axis, broadcast, check_unroll, entry, move_axis, scalar, shape
 
 if TYPE_CHECKING:
     from ..importer import NodeContext, Region
@@ -290,8 +290,8 @@ def _scan(ctx: "NodeContext") -> list[Value]:
     check_unroll(ctx, batch, "a batched (opset 8) Scan")
     per_batch = []
     for b in range(batch):
-        pick = lambda v: ctx.op("gather", v, scalar(ctx, b, "int64"), axis=0)  # noqa: E731
-        per_batch.append(scan(ctx, [pick(v) for v in states], [pick(v) for v in inputs]))
+        per_batch.append(scan(ctx, [entry(ctx, v, b) for v in states],
+                              [entry(ctx, v, b) for v in inputs]))
     return [ctx.op("stack", *column, axis=0) for column in zip(*per_batch)]
 
 

@@ -57,7 +57,7 @@ def _div(ctx: "NodeContext") -> Value:
 def trunc_divide(ctx: "NodeContext", x: Value, y: Value) -> Value:
     """Integer division rounding toward zero (C's), from floor division."""
     q = ctx.op("floor_divide", x, y)
-    if not dtype(x).kind == "i":
+    if dtype(x).kind != "i":
         return q
     zero = scalar(ctx, 0, x)
     inexact = ctx.op("not_equal", ctx.op("remainder", x, y), zero)

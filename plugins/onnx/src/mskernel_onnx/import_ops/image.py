@@ -179,7 +179,7 @@ def _roi_align(ctx: "NodeContext") -> Value:
     x = ctx.input(0)
     boxes = np.asarray(ctx.const(1), np.float64) * ctx.attr("spatial_scale", 1.0)
     batch = np.asarray(ctx.const(2)).reshape(-1).astype(np.int64)
-    n, c, height, width = shape(x)
+    c, height, width = shape(x)[1:]
     out_h, out_w = ctx.attr("output_height", 1), ctx.attr("output_width", 1)
     half_pixel = ctx.attr("coordinate_transformation_mode", "half_pixel") == "half_pixel"
     ratio = ctx.attr("sampling_ratio", 0)

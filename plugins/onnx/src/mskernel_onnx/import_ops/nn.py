@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable, Optional
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -219,8 +219,7 @@ def _window_positions(geo: Window) -> np.ndarray:
     """``[*out, *kernel]`` flat positions in the input of every window element (-1 for
     padding): the window table a pool gathers through."""
     grids = []
-    for o, k, s, d, (lo, _), size in zip(geo.out, geo.kernel, geo.strides, geo.dilations,
-                                          geo.pads, geo.sizes):
+    for o, k, s, d, (lo, _) in zip(geo.out, geo.kernel, geo.strides, geo.dilations, geo.pads):
         grids.append(np.arange(o)[:, None] * s - lo + np.arange(k)[None, :] * d)
     n = len(grids)
     flat = np.zeros(geo.out + geo.kernel, np.int64)

@@ -194,7 +194,7 @@ def _output_geometry(ctx: "NodeContext", x: Value, scales: Optional[tuple[float,
     elif scales is not None:
         for a, s in zip(which, scales):
             scale_of[a] = s
-            size_of[a] = int(math.floor(s * dims[a]))
+            size_of[a] = math.floor(s * dims[a])
     else:
         ctx.fail("one of scales and sizes is required")
     return scale_of, size_of

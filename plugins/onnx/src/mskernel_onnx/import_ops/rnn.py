@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Callable, Optional, Sequence
 
 from mskernel_sdk import Value
 
-from .common import broadcast, cast, check_unroll, scalar, shape
+from .common import broadcast, cast, check_unroll, entry, scalar, shape
 
 if TYPE_CHECKING:
     from ..importer import NodeContext
@@ -118,7 +118,7 @@ def _lstm_cell(ctx: "NodeContext", xw: Value, h: Value, c: Optional[Value], w: _
         pre = ctx.op("add", pre, w.rb)
     i, o, f, g = ctx.op("split", pre, axis=-1, sizes=(hidden,) * 4)
     if w.peep is not None:
-        pi, po, pf = w.peep
+        pi, _, pf = w.peep
         i = ctx.op("add", i, ctx.op("mul", pi, c))
         f = ctx.op("add", f, ctx.op("mul", pf, c))
     i = acts[0](_clip(ctx, i, clip))
@@ -155,20 +155,21 @@ def recurrent(cell: Cell, gates: int, defaults: tuple[str, ...], has_cell_state:
             lens = ctx.op("reshape", cast(ctx, lens, "int64"), shape=(batch, 1))
         ys, hs, cs = [], [], []
         for d in range(dirs):
-            pick = lambda v: ctx.op("gather", v, scalar(ctx, d, "int64"), axis=0)  # noqa: E731
-            w_d, r_d = pick(w), pick(r)
+            w_d, r_d = entry(ctx, w, d), entry(ctx, r, d)
             xw = ctx.op("matmul", x, ctx.op("transpose", w_d))
             rb = None
             if ctx.has(3):
-                wb, rb = ctx.op("split", pick(ctx.input(3)), axis=0, sizes=(gates * hidden,) * 2)
+                wb, rb = ctx.op("split", entry(ctx, ctx.input(3), d), axis=0,
+                                sizes=(gates * hidden,) * 2)
                 xw = ctx.op("add", xw, wb)
             peep = None
             if has_cell_state and ctx.has(7):
-                peep = list(ctx.op("split", pick(ctx.input(7)), axis=0, sizes=(hidden,) * 3))
+                peep = list(ctx.op("split", entry(ctx, ctx.input(7), d), axis=0,
+                                   sizes=(hidden,) * 3))
             weights = _Weights(ctx.op("transpose", r_d), rb, peep)
             zeros = broadcast(ctx, scalar(ctx, 0, x), (batch, hidden))
-            h = pick(ctx.input(5)) if ctx.has(5) else zeros
-            c = (pick(ctx.input(6)) if ctx.has(6) else zeros) if has_cell_state else None
+            h = entry(ctx, ctx.input(5), d) if ctx.has(5) else zeros
+            c = (entry(ctx, ctx.input(6), d) if ctx.has(6) else zeros) if has_cell_state else None
             reverse = direction == "reverse" or d == 1
             outs: list[Optional[Value]] = [None] * steps
             for t in (reversed(range(steps)) if reverse else range(steps)):

@@ -133,7 +133,7 @@ def _expand(ctx: "NodeContext") -> Value:
     a = (1,) * (n - len(dims)) + dims
     b = (1,) * (n - len(target)) + tuple(target)
     out = []
-    for i, (p, q) in enumerate(zip(a, b)):
+    for p, q in zip(a, b):
         if p != q and 1 not in (p, q):
             ctx.fail(f"input shape {list(dims)} cannot be expanded to {list(target)}")
         out.append(q if p == 1 else p)
