@@ -8,7 +8,8 @@ circuit followed by a dense layer.
   ``RZ`` on every qubit and a ring of CNOTs — and the expectations of ``Z`` on each qubit;
 - classical head: ``nn.Dense(4, 2)`` and softmax cross-entropy, trained with ``nn.Adam`` by
   ``mskernel.train.Model`` (graph mode: the whole step, circuit gradient included, is one
-  compiled graph).
+  compiled graph; with mskernel-cpu installed, its classical nodes run on the cpu backend
+  and the circuit's on mskernel-quantum's host kernels beside it, with no fallback).
 
 Run: ``python examples/quantum_classifier.py`` (needs mskernel-quantum, mskernel-nn and
 mskernel-autodiff).  Measured: test accuracy 1.00 (100 of 100 test points) after 30 epochs

@@ -2,9 +2,11 @@
 
 Eager mode compiles a one-node graph per (backend, op, input types, attributes) the first time
 it is seen and caches the executable, so a repeated op costs a dictionary lookup and one
-``Executable.run``.  An op the tensors' backend cannot run is placed on the next capable
-backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow / warn / deny, default warn),
-with its inputs and outputs transferred — the same rule the partitioner applies to graphs.
+``Executable.run``.  An op the tensors' backend cannot run runs on its plugin's host kernel
+beside that backend when it has one (:mod:`mskernel.runtime.host_kernels`), else on the
+next capable backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow / warn / deny,
+default warn), with its inputs and outputs transferred — the same rule the partitioner
+applies to graphs.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, attr_key
 from ..runtime.backend import Backend, CompileOptions, DeviceArray
-from ..runtime.executor import transfer
+from ..runtime.executor import installed_host_kernels, transfer
+from ..runtime.host_kernels import HostKernelExecutable
 from ..runtime.partition import FallbackWarning
 from .device import current_device
 from ..ir.source import user_location
@@ -200,6 +203,11 @@ def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[s
         node, multi = builder.make_node(op, inputs, attrs, regions=regions, loc=user_location())
     builder.append(node)
     graph = builder.build(list(node.outputs))
+    if home.capabilities().reason_unsupported(node) is not None:  # a plugin's host kernel?
+        kernel = installed_host_kernels().get(op)
+        if kernel is not None and kernel.reason_unsupported(node) is None:
+            executable = HostKernelExecutable(graph, home, {op: kernel})
+            return _EagerKernel(executable, home, home, multi)
     runs_on = _capable_backend(home, node, op)
     return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi)
 

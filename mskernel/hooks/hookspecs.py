@@ -91,6 +91,15 @@ def mskernel_register_rules(rules: "RuleRegistry") -> None:
     provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"``, a parallel plugin reads
     ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
     core ops' derivatives) and to its own ops for a transform it does not implement.
+
+    The core reads the kind ``"host_kernel"`` (``mskernel.runtime.HOST_KERNEL_RULE``): a
+    plugin that defines ops of its own and computes them on the CPU (quantum, federated,
+    science, reinforcement) registers ``HostKernel(fn, dtypes=...)`` for each, and its nodes
+    run on the host *beside* whichever backend runs the rest of the graph, with no fallback
+    warning and, on a host-memory backend (cpu, reference), no transfer.  ``fn(*arrays,
+    **attrs)`` receives NumPy arrays in reference storage (read-only) and the node's
+    attributes, and returns an array per output (a tuple when there are several), as an op's
+    reference semantics does; see :mod:`mskernel.runtime.host_kernels`.
     """
 
 

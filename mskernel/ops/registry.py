@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -122,7 +122,8 @@ class OpDef:
     ``"elementwise"`` (output element i depends only on input elements i after
     broadcasting), ``"commutative"``, ``"reduction"``, ``"random"``, ``"shape"``,
     ``"identity"`` (one input, returned unchanged: a marker for transforms, which the
-    ``simplify`` pass removes before backends see it).  An op
+    ``simplify`` pass removes before backends see it), ``"fused"`` (its region is the program
+    of one fused kernel, not control flow: pattern passes leave it alone).  An op
     with ``effectful=True`` must take a ``!token`` input and return a ``!token`` output, so
     its ordering is explicit.  ``owner`` is the distribution defining the op (recorded in
     model files so a reader can be told what to install).
@@ -278,7 +279,7 @@ class OpRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._ops
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[OpDef]:
         return iter(sorted(self._ops.values(), key=lambda op: op.name))
 
     def __len__(self) -> int:
@@ -323,6 +324,10 @@ class RuleRegistry:
 
     def get(self, kind: str, op: str) -> Any:
         return self._rules.get(kind, {}).get(op)
+
+    def owner(self, kind: str, op: str) -> str:
+        """The distribution that registered the ``kind`` rule of ``op`` (``""``: none)."""
+        return self._owners.get((kind, op), "")
 
     def has(self, kind: str, op: str) -> bool:
         return op in self._rules.get(kind, {})

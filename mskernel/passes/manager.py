@@ -4,6 +4,10 @@
     result = pm.run(graph, PassContext(registry=ops, opt_level=2))
     print(result.report)          # per-pass wall time, node counts and changes
 
+A backend's ``compile`` runs its pipeline in one call, :func:`run_pipeline`::
+
+    result = run_pipeline(f"cpu.O{options.opt_level}", graph, options, backend="cpu")
+
 Sweeps.  The manager runs its passes in order (one *sweep*) and runs another sweep while
 the last one changed the graph, up to ``max_iterations`` sweeps.  By default the cap follows
 the context's opt level (:data:`SWEEPS_BY_OPT_LEVEL`): one sweep at O0 and O1, sweeps until a
@@ -32,15 +36,18 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
 from ..defaults import op_registry, pass_registry
 from ..errors import PluginError, VerifyError
 from ..ir.graph import Graph
 from ..ir.verify import verify
-from .base import Pass, PassContext, PassResult
+from .base import OpDefinitions, Pass, PassContext, PassResult
 from .registry import PassRegistry
 from .rewrite import count_nodes
+
+if TYPE_CHECKING:
+    from ..runtime.backend import CompileOptions
 
 #: The most sweeps a pipeline runs at each opt level when ``max_iterations`` is not given.
 SWEEPS_BY_OPT_LEVEL = {0: 1, 1: 1, 2: 4, 3: 16}
@@ -186,6 +193,19 @@ class PassManager:
     def __repr__(self) -> str:
         names = ", ".join(p.name for p in self.passes) or "no passes"
         return f"<PassManager {self.name!r}: {names}>"
+
+
+def run_pipeline(name: str, graph: Graph, options: "CompileOptions", *,
+                 backend: Optional[str] = None,
+                 registry: Optional[OpDefinitions] = None) -> PipelineResult:
+    """Run the pipeline ``name`` on ``graph`` as ``options`` ask: at its opt level (which sets
+    the sweeps), verifying after every pass when ``options.debug`` is set.  ``backend`` names
+    the backend compiling (``None`` for the generic pipelines); ``registry`` gives the op
+    definitions (default: the process's op registry)."""
+    manager = PassManager.from_pipeline(name, debug=options.debug)
+    context = PassContext(registry=op_registry() if registry is None else registry,
+                          opt_level=options.opt_level, backend=backend)
+    return manager.run(graph, context)
 
 
 def _history(sweep: int, before: Sequence[PassRecord]) -> str:

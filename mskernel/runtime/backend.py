@@ -148,6 +148,10 @@ class Backend(ABC):
     name: str = ""
     #: the distribution that provides the backend (set by the registry)
     owner: str = ""
+    #: whether ``DeviceArray.data`` lives in host memory, so that ``to_host``/``to_device``
+    #: are host copies, not device transfers: feature plugins' host kernels then run beside
+    #: this backend with no transfer counted (see :mod:`mskernel.runtime.host_kernels`)
+    host_memory: bool = False
 
     @abstractmethod
     def availability(self) -> Availability:

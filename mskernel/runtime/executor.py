@@ -1,8 +1,9 @@
 """Compiling a graph for the installed backends and running it.
 
 ``compile_graph(graph)`` runs the generic pass pipeline of the chosen optimisation level,
-partitions the result over the available backends (preference order, capabilities, fallback
-policy), compiles each segment on its backend, and returns a :class:`CompiledGraph`.
+partitions the result over the available backends (preference order, capabilities, plugins'
+host kernels, fallback policy), compiles each segment on its backend (a segment of host
+kernels runs them on the backend's arrays), and returns a :class:`CompiledGraph`.
 Running it moves tensors between backends only at segment boundaries; outputs stay on the
 backend that produced them until the caller asks for host data.
 """
@@ -13,16 +14,21 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from ..defaults import backend_registry, op_registry
+from ..defaults import backend_registry, rule_registry
 from ..errors import BackendError, MskernelError
 from ..ir.dtypes import as_storage
 from ..ir.graph import Graph, Value
 from ..ir.types import TensorType
-from ..passes.base import PassContext
-from ..passes.manager import PassManager
+from ..passes.manager import run_pipeline
 from .backend import Backend, CompileOptions, DeviceArray, Executable
+from .host_kernels import HostKernel, HostKernelExecutable, host_kernels
 from .partition import PartitionPlan, partition
 from .state import RefCell
+
+
+def installed_host_kernels() -> dict[str, HostKernel]:
+    """The host kernels the installed plugins register, by op name."""
+    return host_kernels(rule_registry())
 
 
 def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
@@ -36,9 +42,7 @@ def resolve_backends(names: Optional[Sequence[str]] = None) -> list[Backend]:
 
 def optimize(graph: Graph, options: CompileOptions) -> Graph:
     """Run the generic pipeline ``O<opt_level>`` on ``graph``."""
-    manager = PassManager.from_pipeline(f"O{options.opt_level}", debug=options.debug)
-    context = PassContext(registry=op_registry(), opt_level=options.opt_level)
-    return manager.run(graph, context).graph
+    return run_pipeline(f"O{options.opt_level}", graph, options).graph
 
 
 def transfer(array: DeviceArray, target: Backend) -> DeviceArray:
@@ -57,8 +61,8 @@ class CompiledGraph:
         self.graph = plan.graph
         self._backends = backends
         self._executables = executables
-        #: the backend and executable of a graph that is one segment (the common case): run
-        #: directly when every argument is already a device array of that backend
+        #: the backend and executable of a graph that is one segment (the common case): its
+        #: arguments go straight to the executable, with no value table
         whole = len(plan.segments) == 1 and plan.segments[0].graph is plan.graph
         self._sole = (backends[plan.segments[0].backend], executables[0]) if whole else None
 
@@ -72,19 +76,16 @@ class CompiledGraph:
         return self.plan.explain()
 
     def run(self, args: Sequence[Any]) -> list[Any]:
-        sole = self._sole
-        if sole is not None and len(args) == len(self.graph.inputs):
-            backend = sole[0]
-            for arg in args:
-                if arg.__class__ is not DeviceArray or arg.backend is not backend:
-                    break
-            else:
-                return sole[1].run(args)
         graph = self.graph
         if len(args) != len(graph.inputs):
             raise MskernelError(
                 f"graph @{graph.name} takes {len(graph.inputs)} inputs, got {len(args)}"
             )
+        if self._sole is not None:
+            backend, executable = self._sole
+            return executable.run([
+                a if a.__class__ is DeviceArray and a.backend is backend  # already there
+                else self._on(backend, v, a) for v, a in zip(graph.inputs, args)])
         env: dict[Value, Any] = dict(zip(graph.inputs, args))
         for segment, executable in zip(self.plan.segments, self._executables):
             backend = self._backends[segment.backend]
@@ -94,6 +95,8 @@ class CompiledGraph:
 
     @staticmethod
     def _on(backend: Backend, value: Value, arg: Any) -> Any:
+        """``arg`` as ``backend``'s executables take it (a device array there, a cell holding
+        one), transferred or copied to the device when it is not."""
         if isinstance(arg, DeviceArray):
             return transfer(arg, backend)
         if isinstance(arg, RefCell):  # a host array in a cell moves to the device once
@@ -125,11 +128,15 @@ def compile_graph(graph: Graph, *, backends: Optional[Sequence[str]] = None,
     options = options or CompileOptions()
     optimized = optimize(graph, options)
     chosen = resolve_backends(backends)
-    plan = partition(optimized, chosen, options.fallback)
+    kernels = installed_host_kernels()
+    plan = partition(optimized, chosen, options.fallback, kernels)
     by_name = {b.name: b for b in chosen}
-    executables = []
+    executables: list[Executable] = []
     for segment in plan.segments:
         backend = by_name[segment.backend]
+        if segment.host_kernel:
+            executables.append(HostKernelExecutable(segment.graph, backend, kernels))
+            continue
         try:
             executables.append(backend.compile(segment.graph, options))
         except MskernelError:
@@ -146,4 +153,5 @@ def explain(graph: Graph, *, backends: Optional[Sequence[str]] = None,
             options: Optional[CompileOptions] = None) -> str:
     """Where every node of ``graph`` would run and what crosses between backends."""
     options = options or CompileOptions()
-    return partition(optimize(graph, options), resolve_backends(backends), "allow").explain()
+    return partition(optimize(graph, options), resolve_backends(backends), "allow",
+                     installed_host_kernels()).explain()

@@ -7,7 +7,8 @@ rule is reported with the op's name instead of producing a silently wrong graph.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from types import MappingProxyType
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -49,24 +50,33 @@ def run_node(node: Node, args: Sequence[Any], registry: OpLookup[OpDef]) -> list
     if node.regions:
         extra["regions"] = node.regions
         extra["run_region"] = lambda region, *region_args: _run_graph(region, region_args, registry)
+    return call_kernel(node, opdef.reference, args, extra)
+
+
+def call_kernel(node: Node, fn: Callable[..., Any], args: Sequence[Any],
+                extra: Mapping[str, Any] = MappingProxyType({}), *,
+                what: str = "reference") -> list[Any]:
+    """``fn(*args, **node.attrs, **extra)`` with floating-point warnings off, its results
+    coerced to the node's inferred types; ``what`` names ``fn`` in errors (a result count or
+    shape that disagrees with the op's rule)."""
     with np.errstate(all="ignore"):
-        result = opdef.reference(*args, **node.attrs, **extra)
+        result = fn(*args, **node.attrs, **extra)
     results = list(result) if isinstance(result, (tuple, list)) else [result]
     if len(results) != len(node.outputs):
         raise MskernelError(
-            f"reference of op '{node.op}'{node.where()} returned {len(results)} results "
+            f"{what} of op '{node.op}'{node.where()} returned {len(results)} results "
             f"for {len(node.outputs)} outputs"
         )
-    return [_coerce(node, value, r) for value, r in zip(node.outputs, results)]
+    return [_coerce(node, value, r, what) for value, r in zip(node.outputs, results)]
 
 
-def _coerce(node: Node, value: Value, result: Any) -> Any:
+def _coerce(node: Node, value: Value, result: Any, what: str = "reference") -> Any:
     if not isinstance(value.type, TensorType):
         return result
     arr = np.asarray(result)
     if arr.shape != value.type.shape:
         raise MskernelError(
-            f"reference of op '{node.op}'{node.where()} produced shape {arr.shape}, "
+            f"{what} of op '{node.op}'{node.where()} produced shape {arr.shape}, "
             f"but its rule inferred {value.type}"
         )
     return as_storage(arr, value.type.dtype)

@@ -1,25 +1,36 @@
-"""Placing nodes on backends: capability query, fallback policy, segments and transfers.
+"""Placing nodes on backends: capability query, host kernels, fallback policy, segments and
+transfers.
 
 Each node goes to the first backend in preference order whose capabilities cover it (its op,
-dtypes, ranks and, for region ops, every node of its regions).  A node that the *preferred*
-backend (the first one) cannot run has fallen back; the policy decides whether that is allowed
-silently, with a warning, or refused.  Nodes are then grouped into segments — maximal runs on
-one backend, found by a topological order that stays on the current backend as long as it can
-— and every tensor that crosses from one segment to another is a transfer, counted in bytes.
-The plan is data: :meth:`PartitionPlan.explain` prints it before anything runs.
+dtypes, ranks and, for region ops, every node of its regions).  A node the *preferred* backend
+(the first one) cannot run, whose op has a plugin's host kernel covering it, runs on that
+kernel beside the preferred backend (see :mod:`mskernel.runtime.host_kernels`).  Any other
+node the preferred backend cannot run has fallen back; the policy decides whether that is
+allowed silently, with a warning, or refused.  Nodes are then grouped into segments — maximal
+runs on one backend (host kernels beside a backend are segments of their own), found by a
+topological order that stays on the current backend as long as it can — and every tensor that
+crosses from one memory to another is a transfer, counted in bytes: between two backends,
+and between a backend without host memory and the host kernels beside it.  The plan is data:
+:meth:`PartitionPlan.explain` prints it before anything runs.
 """
 
 from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
 from ..errors import BackendError
 from ..ir.graph import Graph, Node, Value
 from ..ir.types import TensorType
 from .backend import Backend, FallbackPolicy
 from .report import explain_plan
+
+if TYPE_CHECKING:
+    from .host_kernels import HostKernel
+
+#: the host memory, as the location of a transfer's end
+HOST = "host"
 
 
 class FallbackWarning(UserWarning):
@@ -32,6 +43,9 @@ class Placement:
     backend: str
     #: why the preferred backend did not take the node (None when it did)
     fallback_reason: Optional[str] = None
+    #: the distribution whose host kernel runs the node beside ``backend`` (None: the
+    #: backend's own kernel)
+    host_kernel: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -42,6 +56,8 @@ class Segment:
     backend: str
     graph: Graph
     node_indices: tuple[int, ...]
+    #: whether host kernels run the segment's nodes, beside ``backend``
+    host_kernel: bool = False
 
 
 @dataclass(frozen=True)
@@ -76,21 +92,28 @@ class PartitionPlan:
         return explain_plan(self)
 
 
-def place(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy) -> list[Placement]:
-    """Assign every top-level node of ``graph`` to a backend, applying ``policy``."""
+def place(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy,
+          host_kernels: Optional[Mapping[str, "HostKernel"]] = None) -> list[Placement]:
+    """Assign every top-level node of ``graph`` to a backend, or to a host kernel beside the
+    preferred one, applying ``policy``."""
     if not backends:
         raise BackendError("no backend is available to run the graph")
     capabilities = [(b.name, b.capabilities()) for b in backends]
     preferred = backends[0].name
+    host_kernels = host_kernels or {}
     placements = []
     for index, node in enumerate(graph.nodes):
-        reasons = []
+        reasons: list[str] = []
         for name, caps in capabilities:
             reason = caps.reason_unsupported(node)
             if reason is None:
                 placements.append(Placement(node, name, reasons[0] if reasons else None))
                 break
             reasons.append(f"{name}: {reason}")
+            kernel = host_kernels.get(node.op) if name == preferred else None
+            if kernel is not None and kernel.reason_unsupported(node) is None:
+                placements.append(Placement(node, name, host_kernel=kernel.owner))
+                break
         else:
             types = ", ".join(str(v.type) for v in node.inputs) or "no inputs"
             raise BackendError(
@@ -111,9 +134,16 @@ def place(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy) -> 
     return placements
 
 
-def _segments(graph: Graph, placements: Sequence[Placement]) -> list[tuple[str, list[int]]]:
-    """Group node indices into runs on one backend, reordering within the topological order
-    so that a backend keeps running as long as it has ready nodes."""
+def _key(placement: Placement) -> tuple[str, bool]:
+    """What a segment shares: the backend, and whether host kernels run beside it."""
+    return placement.backend, placement.host_kernel is not None
+
+
+def _segments(graph: Graph,
+              placements: Sequence[Placement]) -> list[tuple[tuple[str, bool], list[int]]]:
+    """Group node indices into runs on one backend (or host kernels beside it), reordering
+    within the topological order so that a backend keeps running as long as it has ready
+    nodes."""
     producer = {v: i for i, n in enumerate(graph.nodes) for v in n.outputs}
     deps = [{producer[v] for v in n.inputs if v in producer} for n in graph.nodes]
     users: list[list[int]] = [[] for _ in graph.nodes]
@@ -122,13 +152,13 @@ def _segments(graph: Graph, placements: Sequence[Placement]) -> list[tuple[str, 
             users[d].append(i)
     pending = [len(ds) for ds in deps]
     ready = [i for i, p in enumerate(pending) if p == 0]
-    runs: list[tuple[str, list[int]]] = []
+    runs: list[tuple[tuple[str, bool], list[int]]] = []
     while ready:
-        current = runs[-1][0] if runs else placements[ready[0]].backend
-        pick = next((i for i in ready if placements[i].backend == current), None)
+        current = runs[-1][0] if runs else _key(placements[ready[0]])
+        pick = next((i for i in ready if _key(placements[i]) == current), None)
         if pick is None:
             pick = ready[0]
-            current = placements[pick].backend
+            current = _key(placements[pick])
         if not runs or runs[-1][0] != current:
             runs.append((current, []))
         runs[-1][1].append(pick)
@@ -141,15 +171,23 @@ def _segments(graph: Graph, placements: Sequence[Placement]) -> list[tuple[str, 
     return runs
 
 
-def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy = "warn") -> PartitionPlan:
-    """Place ``graph``'s nodes and cut it into per-backend segments."""
-    placements = place(graph, backends, policy)
+def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy = "warn",
+              host_kernels: Optional[Mapping[str, "HostKernel"]] = None) -> PartitionPlan:
+    """Place ``graph``'s nodes and cut it into per-backend segments; ``host_kernels`` are the
+    plugins' host kernels by op name (:func:`~mskernel.runtime.host_kernels.host_kernels`)."""
+    placements = place(graph, backends, policy, host_kernels)
     runs = _segments(graph, placements)
     names = tuple(b.name for b in backends)
-    if len({backend for backend, _ in runs}) <= 1:  # one backend: the graph is the segment
-        backend = runs[0][0] if runs else names[0]
-        whole = Segment(backend, graph, tuple(range(len(graph.nodes))))
+    if len({key for key, _ in runs}) <= 1:  # one backend: the graph is the segment
+        backend, on_host = runs[0][0] if runs else (names[0], False)
+        whole = Segment(backend, graph, tuple(range(len(graph.nodes))), on_host)
         return PartitionPlan(graph, names, tuple(placements), (whole,), (), policy)
+    host_memory = {b.name: b.host_memory for b in backends}
+
+    def memory(key: tuple[str, bool]) -> str:
+        backend, on_host = key
+        return HOST if on_host and not host_memory[backend] else backend
+
     defined_in: dict[Value, int] = {}
     for s, (_, indices) in enumerate(runs):
         for i in indices:
@@ -171,13 +209,16 @@ def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy 
             used_after[defined_in[v]].add(v)
     segments = []
     transfers = []
-    for s, (backend, indices) in enumerate(runs):
+    for s, (key, indices) in enumerate(runs):
+        backend, on_host = key
         nodes = [graph.nodes[i] for i in indices]
         outputs = [v for n in nodes for v in n.outputs if v in used_after[s]]
-        name = graph.name if len(runs) == 1 else f"{graph.name}.{s}.{backend}"
-        segments.append(Segment(backend, Graph(segment_inputs[s], nodes, outputs, name), tuple(indices)))
+        name = f"{graph.name}.{s}.{backend}{'.host' if on_host else ''}"
+        segment = Graph(tuple(segment_inputs[s]), tuple(nodes), tuple(outputs), name)
+        segments.append(Segment(backend, segment, tuple(indices), on_host))
         for v in segment_inputs[s]:
-            source = runs[defined_in[v]][0] if v in defined_in else None
-            if source is not None and source != backend:
-                transfers.append(Transfer(v, source, backend))
+            if v in defined_in:
+                source, target = memory(runs[defined_in[v]][0]), memory(key)
+                if source != target:
+                    transfers.append(Transfer(v, source, target))
     return PartitionPlan(graph, names, tuple(placements), tuple(segments), tuple(transfers), policy)

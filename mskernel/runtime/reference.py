@@ -189,6 +189,7 @@ class ReferenceBackend(Backend):
     reference semantics.  Plugin authors subclass it for a backend of their own."""
 
     name = NAME
+    host_memory = True
 
     def __init__(self, registry: Optional[OpRegistry] = None) -> None:
         self.registry = op_registry() if registry is None else registry

@@ -11,10 +11,11 @@ if TYPE_CHECKING:
 
 
 def _size(nbytes: int) -> str:
+    size = float(nbytes)
     for unit in ("B", "KiB", "MiB", "GiB"):
-        if nbytes < 1024 or unit == "GiB":
-            return f"{nbytes:.0f} {unit}" if unit == "B" else f"{nbytes:.1f} {unit}"
-        nbytes /= 1024
+        if size < 1024 or unit == "GiB":
+            return f"{size:.0f} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
     raise AssertionError("unreachable")
 
 
@@ -27,19 +28,23 @@ def explain_plan(plan: "PartitionPlan") -> str:
         for j, value in enumerate(node.outputs):
             label[value] = f"node {i} '{node.op}'" + (f" out {j}" if len(node.outputs) > 1 else "")
     used = sorted({p.backend for p in plan.placements})
+    on_host = sum(p.host_kernel is not None for p in plan.placements)
     lines = [
         f"graph @{graph.name}: {len(graph.nodes)} nodes on {len(used)} backend(s) "
-        f"{', '.join(used) or '-'}; preference {' > '.join(plan.backends)}; "
-        f"fallback policy '{plan.policy}'",
+        f"{', '.join(used) or '-'}" + (f" ({on_host} on host kernels)" if on_host else "")
+        + f"; preference {' > '.join(plan.backends)}; fallback policy '{plan.policy}'",
         "",
     ]
     rows = [("#", "op", "backend", "types", "note")]
     for i, p in enumerate(plan.placements):
         types = ", ".join(str(v.type) for v in p.node.outputs)
         note = f"fallback: {p.fallback_reason}" if p.fallback_reason else ""
+        where = p.backend
+        if p.host_kernel is not None:
+            where, note = "host", f"host kernel of {p.host_kernel}, beside {p.backend}"
         if p.node.loc:
             note = f"{note} [{p.node.loc}]".strip()
-        rows.append((str(i), p.node.op, p.backend, types, note))
+        rows.append((str(i), p.node.op, where, types, note))
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
     for r in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(r[:4], widths)) + "  " + r[4])
@@ -48,7 +53,8 @@ def explain_plan(plan: "PartitionPlan") -> str:
     for k, seg in enumerate(plan.segments):
         idx = seg.node_indices
         span = f"nodes {min(idx)}..{max(idx)}" if idx else "no nodes"
-        lines.append(f"  [{k}] {seg.backend}: {len(idx)} node(s), {span}")
+        where = f"host kernels beside {seg.backend}" if seg.host_kernel else seg.backend
+        lines.append(f"  [{k}] {where}: {len(idx)} node(s), {span}")
     lines.append(f"fallbacks: {len(plan.fallbacks)}")
     lines.append(f"transfers: {len(plan.transfers)} ({_size(plan.transfer_bytes)})")
     for t in plan.transfers:

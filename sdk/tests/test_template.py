@@ -75,7 +75,8 @@ def test_command_writes_the_plugin_and_never_overwrites(tmp_path, fresh_host, ca
 
 def test_generated_library_installs_loads_and_passes_its_tests(tmp_path, sdk_site):
     site = tmp_path / "site"
-    env = environment(tmp_path / "home", site, sdk_site, installs=["softy"])
+    # with the cpu backend, where installed: the op's host kernel runs beside it
+    env = environment(tmp_path / "home", site, sdk_site, installs=["softy", "cpu"])
     run(mskernel("sdk", "new-plugin", "softy", "--kind", "library"), cwd=tmp_path, env=env,
         check=True)
     pip_install(tmp_path / "mskernel-softy", site, tmp_path)
@@ -84,4 +85,4 @@ def test_generated_library_installs_loads_and_passes_its_tests(tmp_path, sdk_sit
     assert (rows["softy"]["status"], rows["softy"]["kind"]) == ("ok", "library")
     tests = run(pytest_argv("-q", "tests"), cwd=tmp_path / "mskernel-softy", env=env)
     assert tests.returncode == 0, tests.stdout + tests.stderr
-    assert "3 passed" in tests.stdout
+    assert "4 passed" in tests.stdout

@@ -80,4 +80,4 @@ def test_visitors_start_fresh_in_every_region(region):
     (out,) = b.op("If", pred, x, regions=(then, other))
     g = b.build([b.op("sin", out)])
     assert rewrite_nodes(g, make_visit) is g
-    assert scopes == [["If", "sin"], ["exp"], ["neg"]]
+    assert scopes == [["exp"], ["neg"], ["If", "sin"]]  # regions first, innermost first

@@ -1,6 +1,6 @@
-"""The cpu pass pipeline: elementwise fusion (generated C++ and the interpreter), batch-norm
-folding, reshapes as views and constants held by the plan.  Fused results are checked
-against the unfused plan and the reference interpreter."""
+"""The cpu pass pipeline: elementwise fusion (generated C++ and the interpreter), what it
+makes of a folded batch norm, reshapes as views and constants held by the plan.  Fused results
+are checked against the unfused plan and the reference interpreter."""
 
 from __future__ import annotations
 
@@ -8,16 +8,12 @@ import numpy as np
 import pytest
 
 from mskernel.hooks.host import host
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.verify import verify
-from mskernel.ops import op_registry
-from mskernel.passes import PassContext, PassManager
-from mskernel.runtime import CompileOptions, compile_graph
-from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import assert_close, random_array
+from mskernel_sdk import (
+    CompileOptions, GraphBuilder, assert_close, compile_graph, op_registry, random_array,
+    run_reference, tensor_type, verify,
+)
 
 from mskernel_cpu import fusion_codegen
-from mskernel_cpu.bn_folding import BatchNormFolding
 from mskernel_cpu.fusion import FUSED_OP, MAX_REGISTERS
 
 requires_compiler = pytest.mark.skipif(fusion_codegen.compiler() is None,
@@ -59,7 +55,7 @@ def check_against_unfused(cpu, graph, arrays, *, fused_count=None):
     assert count >= 1 if fused_count is None else count == fused_count
     assert not fused_nodes(unfused)
     with np.errstate(all="ignore"):
-        expected = run_graph(graph, arrays)
+        expected = run_reference(graph, arrays)
     got_fused = run(fused, cpu, graph, arrays)
     got_unfused = run(unfused, cpu, graph, arrays)
     for value, a, b, want in zip(graph.outputs, got_fused, got_unfused, expected):
@@ -78,8 +74,8 @@ def test_the_plugin_registers_its_passes_and_pipelines():
     for level in range(4):
         assert f"cpu.O{level}" in passes.pipelines
     assert passes.pipelines["cpu.O0"].passes == ()
-    assert "cpu.fuse_elementwise" in passes.pipelines["cpu.O2"].passes
-    assert "cpu.fold_batch_norm" in passes.pipelines["cpu.O2"].passes
+    assert passes.pipelines["cpu.O2"].passes == (
+        "cpu.fuse_gemm_epilogue", "cpu.fold_matmul_transpose", "cpu.fuse_elementwise")
     assert op_registry().get(FUSED_OP).num_regions == 1
 
 
@@ -244,7 +240,7 @@ def test_generated_code_is_cached_on_disk(cpu, monkeypatch, tmp_path):
     assert len(cached) == 1 and cached[0].suffix == ".so"  # no temporary file left behind
     rng = np.random.default_rng(5)
     arrays = [random_array(rng, v.type.shape, "f64") for v in graph.inputs]
-    assert_close(run(executable, cpu, graph, arrays)[0], run_graph(graph, arrays)[0],
+    assert_close(run(executable, cpu, graph, arrays)[0], run_reference(graph, arrays)[0],
                  graph.outputs[0].type.dtype)
 
 
@@ -257,87 +253,28 @@ def test_a_broken_compiler_falls_back_to_the_interpreter(cpu, monkeypatch, tmp_p
     assert "interpreter" in executable.describe()
 
 
-# -- batch-norm folding ---------------------------------------------------------------------
+# -- after batch-norm folding ---------------------------------------------------------------
 
 
-def conv_bn_graph(parameters_as_constants):
+def test_a_folded_frozen_batch_norm_ends_in_the_conv_kernel(cpu):
+    """The generic pipeline folds a batch norm with constant parameters into constants; the
+    cpu pipeline then fuses its bias add and the relu into the conv."""
     rng = np.random.default_rng(6)
     b = GraphBuilder("conv_bn")
     x = b.input(tensor_type("f32", (2, 3, 6, 6)), "x")
     w = b.input(tensor_type("f32", (4, 3, 3, 3)), "w")
-    params = [rng.uniform(0.5, 1.5, 4).astype(np.float32) for _ in range(4)]
-    if parameters_as_constants:
-        values = [b.op("constant", value=p) for p in params]
-    else:
-        values = [b.input(tensor_type("f32", (4,)), name) for name in ("s", "b", "m", "v")]
-    y = b.op("conv", x, w, padding=(1, 1, 1, 1))
-    out, mean, var = b.op("batch_norm", y, *values, eps=1e-3)
+    params = [b.op("constant", value=rng.uniform(0.5, 1.5, 4).astype(np.float32))
+              for _ in range(4)]
+    out, mean, var = b.op("batch_norm", b.op("conv", x, w, padding=(1, 1, 1, 1)), *params,
+                          eps=1e-3)
     graph = b.build([b.op("relu", out), mean, var])
+    executable = compile_at(graph, 2)
+    ops = {n.op for n in executable.optimized_graph.walk()}
+    assert "cpu.conv_bias_act" in ops
+    assert not ops & {"batch_norm", "rsqrt", "sub", "conv", "relu"}
     arrays = [random_array(rng, (2, 3, 6, 6), "f32"), random_array(rng, (4, 3, 3, 3), "f32")]
-    if not parameters_as_constants:
-        arrays += params
-    return graph, arrays
-
-
-def fold_bn(graph):
-    return PassManager([BatchNormFolding()]).run(graph, PassContext(registry=op_registry())).graph
-
-
-@pytest.mark.parametrize("constants", [False, True])
-def test_conv_batch_norm_folds_into_the_conv(constants):
-    graph, arrays = conv_bn_graph(constants)
-    folded = fold_bn(graph)
-    verify(folded, op_registry())
-    assert "batch_norm" not in {n.op for n in folded.nodes}
-    for got, want in zip(run_graph(folded, arrays), run_graph(graph, arrays)):
+    for got, want in zip(run(executable, cpu, graph, arrays), run_reference(graph, arrays)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-
-
-def test_folded_constant_parameters_become_constants():
-    graph, arrays = conv_bn_graph(True)
-    folded = PassManager.from_pipeline("cpu.O2").run(
-        graph, PassContext(registry=op_registry(), opt_level=2)).graph
-    ops = {n.op for n in folded.walk()}
-    assert "cpu.conv_bias_act" in ops  # the folded bias add and the relu join the conv
-    assert not ops & {"batch_norm", "rsqrt", "sub", "reshape", "conv", "relu"}
-    for got, want in zip(run_graph(folded, arrays), run_graph(graph, arrays)):
-        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
-
-
-def test_folding_needs_a_conv_read_only_by_the_batch_norm():
-    graph, _ = conv_bn_graph(False)
-    b = GraphBuilder("shared_conv")
-    x, w = (b.input(v.type, v.name) for v in graph.inputs[:2])
-    params = [b.input(tensor_type("f32", (4,)), n) for n in "sbmv"]
-    y = b.op("conv", x, w)
-    out, _, _ = b.op("batch_norm", y, *params)
-    shared = b.build([out, y])
-    assert fold_bn(shared) is shared
-    b2 = GraphBuilder("training")
-    x2, w2 = (b2.input(v.type, v.name) for v in graph.inputs[:2])
-    params2 = [b2.input(tensor_type("f32", (4,)), n) for n in "sbmv"]
-    out2, _, _ = b2.op("batch_norm", b2.op("conv", x2, w2), *params2, training=True)
-    training = b2.build([out2])
-    assert fold_bn(training) is training
-
-
-@pytest.mark.parametrize("with_bias", [False, True])
-def test_matmul_batch_norm_folds_into_the_weight(with_bias):
-    rng = np.random.default_rng(7)
-    b = GraphBuilder("dense_bn")
-    a = b.input(tensor_type("f64", (5, 3)), "a")
-    w = b.input(tensor_type("f64", (3, 4)), "w")
-    params = [b.input(tensor_type("f64", (4,)), n) for n in "sbmv"]
-    y = b.op("matmul", a, w)
-    if with_bias:
-        y = b.op("add", b.input(tensor_type("f64", (4,)), "bias"), y)
-    out, _, _ = b.op("batch_norm", y, *params)
-    graph = b.build([out])
-    folded = fold_bn(graph)
-    assert "batch_norm" not in {n.op for n in folded.nodes}
-    arrays = [rng.uniform(0.5, 1.5, v.type.shape) for v in graph.inputs]
-    np.testing.assert_allclose(run_graph(folded, arrays)[0], run_graph(graph, arrays)[0],
-                               rtol=1e-12)
 
 
 # -- views and constants in the plan --------------------------------------------------------
@@ -353,7 +290,7 @@ def test_reshapes_share_their_operands_buffer(cpu):
     t = b.op("reshape", x, shape=(24, 1))  # a view of a graph input
     graph = b.build([b.op("add", s, t), b.op("reshape", e, shape=(6, 4))])
     arrays = [random_array(np.random.default_rng(8), (4, 6), "f32")]
-    expected = run_graph(graph, arrays)
+    expected = run_reference(graph, arrays)
     for level in (0, 1):
         executable = compile_at(graph, level)
         for got, want in zip(run(executable, cpu, graph, arrays), expected):
@@ -370,7 +307,7 @@ def test_constants_are_held_by_the_plan(cpu):
     graph = b.build([b.op("mul", x, c), c])
     executable = compile_at(graph, 0)
     arrays = [np.array([2.0, 3.0, 4.0], np.float32)]
-    for got, want in zip(run(executable, cpu, graph, arrays), run_graph(graph, arrays)):
+    for got, want in zip(run(executable, cpu, graph, arrays), run_reference(graph, arrays)):
         np.testing.assert_array_equal(got, want)
 
 
@@ -389,7 +326,7 @@ def test_elementwise_results_overwrite_operands_that_die(cpu):
     assert len(in_place.memory_plan().buffers) == 1 < len(plain.memory_plan().buffers)
     args = [cpu.to_device(a, v.type) for v, a in zip(graph.inputs, arrays)]
     got = [out.to_host() for out in in_place.run(args)]
-    for g, want in zip(got, run_graph(graph, arrays)):
+    for g, want in zip(got, run_reference(graph, arrays)):
         assert_close(g, want, graph.outputs[0].type.dtype)
     np.testing.assert_array_equal(args[0].to_host(), kept)
 
@@ -412,7 +349,7 @@ def test_views_in_place_and_fusion_inside_a_loop(cpu):
     _, out = b.op("While", i0, x0, regions=(cond_graph, body_graph))
     graph = b.build([out])
     arrays = [np.array(0, np.int32), random_array(np.random.default_rng(11), (4, 6), "f32")]
-    (want,) = run_graph(graph, arrays)
+    (want,) = run_reference(graph, arrays)
     for level in (0, 1, 2):
         executable = compile_at(graph, level)
         assert_close(run(executable, cpu, graph, arrays)[0], want, graph.outputs[0].type.dtype)

@@ -9,7 +9,7 @@ import pytest
 import mskernel
 from mskernel import ops
 from mskernel.hooks import plugin_host
-from mskernel.ops import rule_registry
+from mskernel_sdk import rule_registry
 from mskernel_autodiff.lookup import MissingRuleError
 from mskernel_autodiff.testing import check_grads
 from mskernel_quantum.api import Simulator, expectation
@@ -37,6 +37,7 @@ def _tensor(a):
 def test_rules_are_registered_by_the_quantum_plugin_through_the_hooks():
     assert rule_registry().has("vjp", EXPECTATION)  # runs the rules hooks
     assert plugin_host().rules_registered_by("quantum") == [
+        ("host_kernel", EXPECTATION), ("host_kernel", EXPECTATION_GRAD),
         ("jvp", EXPECTATION), ("samples", EXPECTATION), ("samples", EXPECTATION_GRAD),
         ("vjp", EXPECTATION)]  # samples: for the SDK's conformance kit
 

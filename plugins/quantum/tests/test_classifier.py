@@ -4,10 +4,13 @@ chance level untrained; the bound below leaves room for rounding differences bet
 machines, not for a method that stops learning."""
 
 import importlib.util
+import warnings
 from pathlib import Path
 
 import numpy as np
 import pytest
+
+from mskernel.runtime import FallbackWarning
 
 EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "quantum_classifier.py"
 
@@ -29,7 +32,9 @@ def test_two_moons_data_is_balanced_and_scaled_to_angles(example):
 
 
 def test_shortened_training_learns_the_moons(example):
-    untrained = example.train_and_evaluate(epochs=0, seed=0)
-    trained = example.train_and_evaluate(epochs=6, seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", FallbackWarning)  # host kernels: no fallback
+        untrained = example.train_and_evaluate(epochs=0, seed=0)
+        trained = example.train_and_evaluate(epochs=6, seed=0)
     assert untrained < 0.7, untrained
     assert trained >= 0.85, trained

@@ -13,7 +13,8 @@ def test_plugin_record_is_ok():
     (record,) = [r for r in plugin_host().plugin_records() if r.name == "quantum"]
     assert record.status == "ok", record.reason
     assert record.distribution == "mskernel-quantum"
-    assert set(record.provides) == {"namespace:quantum", "ops:quantum.*", "rules:quantum.*"}
+    assert set(record.provides) == {"namespace:quantum", "ops:quantum.*", "rules:quantum.*",
+                                    "host_kernels:quantum.*"}
 
 
 def test_namespace_is_the_api_module():

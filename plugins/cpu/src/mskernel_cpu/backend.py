@@ -1,15 +1,16 @@
 """The cpu backend: kernels in C++ on host memory.
 
 - Storage: ``DeviceArray.data`` is a C-contiguous, 64-byte aligned NumPy array in device
-  storage (bfloat16 as 2-byte bit patterns; see :mod:`.storage`).
+  storage (bfloat16 as 2-byte bit patterns; see :mod:`.storage`): host memory, so feature
+  plugins' host kernels run beside the plans with no transfer.
 - Capabilities: exactly the ops with a registered C++ kernel, with the dtypes each accepts, plus
   the ops the plan runs itself (``If``, ``While``, ``ref_load``, ``ref_store``, ``constant``,
   and the reshapes ``reshape``, ``squeeze``, ``expand_dims``: every dtype).
   Everything else falls back to another backend (``mskernel plugins info cpu`` lists them).
-- Compilation: the pipeline ``cpu.O<opt_level>`` (:mod:`.passes`: batch-norm folding,
-  elementwise fusion) runs first; then :class:`~.executable.CpuExecutable` lowers the result
-  once into a native plan with a memory-planned arena (reshapes as views from opt level 1);
-  running it is one call into C++.
+- Compilation: the pipeline ``cpu.O<opt_level>`` (:mod:`.passes`: GEMM epilogue fusion,
+  transpose folding, elementwise fusion) runs first; then
+  :class:`~.executable.CpuExecutable` lowers the result once into a native plan with a
+  memory-planned arena (reshapes as views from opt level 1); running it is one call into C++.
 """
 
 from __future__ import annotations
@@ -18,11 +19,9 @@ from typing import Optional
 
 import numpy as np
 
-from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ir.graph import Graph
-from mskernel.ir.types import TensorType
-from mskernel.runtime import (
-    Availability, Backend, Capabilities, CompileOptions, DeviceArray, OpSupport,
+from mskernel_sdk import (
+    Availability, Backend, Capabilities, CompileOptions, DeviceArray, Graph, OpSupport, TensorType,
+    dtype as to_dtype,
 )
 
 from .executable import CpuExecutable
@@ -34,6 +33,7 @@ from .storage import to_device_data, to_host_data
 
 class CpuBackend(Backend):
     name = "cpu"
+    host_memory = True
 
     def __init__(self) -> None:
         self._capabilities: Optional[Capabilities] = None
@@ -66,6 +66,6 @@ class CpuBackend(Backend):
         return to_host_data(array.data, array.type.dtype)
 
     def compile(self, graph: Graph, options: CompileOptions) -> CpuExecutable:
-        result = optimize(graph, options.opt_level, debug=options.debug)
+        result = optimize(graph, options)
         return CpuExecutable(self, graph, result.graph, report=result.report,
                              views=options.opt_level >= 1)

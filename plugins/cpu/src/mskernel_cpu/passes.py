@@ -1,16 +1,16 @@
 """The cpu backend's passes and pipelines, registered through ``mskernel_register_passes`` and
-run by :meth:`CpuBackend.compile <mskernel_cpu.backend.CpuBackend.compile>` with the core
-:class:`~mskernel.passes.PassManager` after partitioning, before lowering:
+run by :meth:`CpuBackend.compile <mskernel_cpu.backend.CpuBackend.compile>` after
+partitioning, before lowering.  The generic pipeline of the same opt level has already run on
+the whole graph (batch-norm folding, simplification, constant folding, CSE, DCE), so these
+are the cpu-specific rewrites only, each a pattern table:
 
 - ``cpu.O0``: nothing, so every node reaches its own kernel (the conformance tests rely on it);
 - ``cpu.O1``: ``cpu.fuse_elementwise``;
-- ``cpu.O2`` and ``cpu.O3``: ``cpu.fold_batch_norm``, then the generic ``simplify``, ``fold``,
-  ``cse`` and ``dce`` (which turn folded parameters that are constants into constants and
-  drop what folding left unused), then ``cpu.fuse_gemm_epilogue`` (a conv or matmul with its
-  bias add and activation, a folded batch norm's bias add included), then
-  ``cpu.fold_matmul_transpose`` (a transpose of the last two axes read by a product becomes a
-  BLAS transpose flag), then ``cpu.fuse_elementwise`` last, so it sees the final elementwise
-  graph and cannot take a bias add a GEMM's epilogue does.
+- ``cpu.O2`` and ``cpu.O3``: ``cpu.fuse_gemm_epilogue`` (a conv or matmul with its bias add and
+  activation, a folded batch norm's bias add included), then ``cpu.fold_matmul_transpose`` (a
+  transpose of the last two axes read by a product becomes a BLAS transpose flag), then
+  ``cpu.fuse_elementwise`` last, so it sees the final elementwise graph and cannot take a bias
+  add a GEMM's epilogue does.
 
 The pipeline of ``CompileOptions.opt_level`` runs; ``options.debug`` verifies the graph after
 every pass.
@@ -20,17 +20,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.ir.graph import Graph
-from mskernel.passes import PassContext, PassManager, PipelineResult
+from mskernel_sdk import CompileOptions, Graph, PipelineResult, run_pipeline
 
-from .bn_folding import BatchNormFolding
 from .fusion import ElementwiseFusion
-from .gemm_fusion import GemmEpilogueFusion
+from .gemm_fusion import FUSE_GEMM_EPILOGUE
 from .native import NativeUnavailable, load
-from .transpose_folding import MatmulTransposeFolding
+from .transpose_folding import FOLD_MATMUL_TRANSPOSE
 
-_OPTIMIZE = ("cpu.fold_batch_norm", "simplify", "fold", "cse", "dce", "cpu.fuse_gemm_epilogue",
-             "cpu.fold_matmul_transpose", "cpu.fuse_elementwise")
+_OPTIMIZE = ("cpu.fuse_gemm_epilogue", "cpu.fold_matmul_transpose", "cpu.fuse_elementwise")
 PIPELINES: dict[str, tuple[str, ...]] = {
     "cpu.O0": (),
     "cpu.O1": ("cpu.fuse_elementwise",),
@@ -47,8 +44,7 @@ def fusable_ops() -> tuple[str, ...]:
         return ()
 
 
-PASSES = (BatchNormFolding(), GemmEpilogueFusion(), MatmulTransposeFolding(),
-          ElementwiseFusion(fusable_ops))
+PASSES = (FUSE_GEMM_EPILOGUE, FOLD_MATMUL_TRANSPOSE, ElementwiseFusion(fusable_ops))
 
 
 def register(passes: Any) -> None:
@@ -58,10 +54,6 @@ def register(passes: Any) -> None:
         passes.register_pipeline(name, names)
 
 
-def optimize(graph: Graph, opt_level: int, *, debug: bool = False) -> PipelineResult:
+def optimize(graph: Graph, options: CompileOptions) -> PipelineResult:
     """Run the pipeline ``cpu.O<opt_level>`` on ``graph``."""
-    from mskernel.ops import op_registry
-
-    manager = PassManager.from_pipeline(f"cpu.O{opt_level}", debug=debug)
-    context = PassContext(registry=op_registry(), opt_level=opt_level, backend="cpu")
-    return manager.run(graph, context)
+    return run_pipeline(f"cpu.O{options.opt_level}", graph, options, backend="cpu")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor
 from mskernel_autodiff.api import value_and_grad
 
 from .cell import Cell

@@ -6,7 +6,8 @@ parameter vector ``p`` along the last axis of ``params`` (ordered as the circuit
 f[..., P]`` its gradient by the adjoint method.  The attributes are plain text: ``circuit`` is
 :meth:`Circuit.to_json` of a unitary circuit and ``hamiltonian`` is ``str(Hamiltonian)``.
 Results have the dtype of ``params``; the reference computes in complex128, vectorised over
-the batch (:mod:`mskernel_quantum.batch`).
+the batch (:mod:`mskernel_quantum.batch`), and is also the ops' host kernel
+(:data:`HOST_KERNELS`): with any backend installed, these nodes run on the host beside it.
 
 The vector-Jacobian product of ``quantum.expectation`` is therefore
 ``cotangent[..., None] * quantum.expectation_grad(params)`` with the same attributes — the
@@ -21,10 +22,9 @@ from math import prod
 from typing import Any
 
 import numpy as np
-from mskernel.errors import InferError
-from mskernel.ir.types import TensorType
-from mskernel.ops.registry import Attr, OpDef
-from mskernel.ops.rules import require_kind, tensor
+from mskernel_sdk import (
+    Attr, HostKernel, InferError, OpDef, TensorType, apply, require_kind, require_tensor,
+)
 
 from .errors import QuantumError
 
@@ -46,7 +46,7 @@ def read_attributes(circuit: str, hamiltonian: str):
 
 
 def _infer(params: TensorType, circuit: str, hamiltonian: str, *, gradient: bool) -> TensorType:
-    params = tensor(params, "params")
+    params = require_tensor(params, "params")
     require_kind(params, "f", "a floating-point params")
     try:
         c, _, _ = read_attributes(circuit, hamiltonian)
@@ -76,8 +76,6 @@ def _evaluate(params: np.ndarray, circuit: str, hamiltonian: str, *, gradient: b
 def apply_expectation(params: Any, circuit: str, hamiltonian: str, *,
                       gradient: bool = False) -> Any:
     """Apply ``quantum.expectation`` (or ``_grad``) to a tensor, with the attributes as text."""
-    from mskernel.frontend.dispatch import apply
-
     return apply(EXPECTATION_GRAD if gradient else EXPECTATION, params, circuit=circuit,
                  hamiltonian=hamiltonian)
 
@@ -91,21 +89,35 @@ def expectation(params: Any, circuit: Any, hamiltonian: Any) -> Any:
     return apply_expectation(params, circuit.to_json(), str(Hamiltonian(hamiltonian)))
 
 
+def expectation_values(params: np.ndarray, circuit: str, hamiltonian: str) -> np.ndarray:
+    """The reference semantics and host kernel of ``quantum.expectation``."""
+    return _evaluate(params, circuit, hamiltonian, gradient=False)
+
+
+def expectation_gradients(params: np.ndarray, circuit: str, hamiltonian: str) -> np.ndarray:
+    """The reference semantics and host kernel of ``quantum.expectation_grad``."""
+    return _evaluate(params, circuit, hamiltonian, gradient=True)
+
+
 _ATTRS = (Attr("circuit", "str"), Attr("hamiltonian", "str"))
 
 OPS: list[OpDef] = [
     OpDef(EXPECTATION, ("params",),
           lambda params, circuit, hamiltonian: _infer(params, circuit, hamiltonian,
                                                       gradient=False),
-          lambda params, circuit, hamiltonian: _evaluate(params, circuit, hamiltonian,
-                                                         gradient=False),
-          attrs=_ATTRS, owner="mskernel-quantum",
+          expectation_values, attrs=_ATTRS, owner="mskernel-quantum",
           doc="<H> after the circuit (JSON attribute) from |0...0>, per parameter vector"),
     OpDef(EXPECTATION_GRAD, ("params",),
           lambda params, circuit, hamiltonian: _infer(params, circuit, hamiltonian,
                                                       gradient=True),
-          lambda params, circuit, hamiltonian: _evaluate(params, circuit, hamiltonian,
-                                                         gradient=True),
-          attrs=_ATTRS, owner="mskernel-quantum",
+          expectation_gradients, attrs=_ATTRS, owner="mskernel-quantum",
           doc="d<H>/d(params) of quantum.expectation, by the adjoint method"),
 ]
+
+#: The ops' host kernels: the batched NumPy simulation (:mod:`mskernel_quantum.batch`) runs on
+#: the host beside whichever backend runs the rest of a model (no fallback to the reference
+#: backend, no transfer on the host-memory backends).
+HOST_KERNELS: dict[str, HostKernel] = {
+    EXPECTATION: HostKernel(expectation_values),
+    EXPECTATION_GRAD: HostKernel(expectation_gradients),
+}

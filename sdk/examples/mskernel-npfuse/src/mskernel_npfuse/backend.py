@@ -15,7 +15,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 from mskernel_sdk import (
     Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable, Graph,
-    OpSupport, PassContext, PassManager, TensorType, as_storage, dtype, op_registry,
+    OpSupport, TensorType, as_storage, dtype, run_pipeline,
 )
 
 from .fusion import DENSE, PIPELINE
@@ -93,7 +93,5 @@ class NpfuseBackend(Backend):
         return np.array(array.data, copy=True)
 
     def compile(self, graph: Graph, options: CompileOptions) -> Executable:
-        context = PassContext(registry=op_registry(), opt_level=options.opt_level,
-                              backend=self.name)
-        fused = PassManager.from_pipeline(PIPELINE, debug=options.debug).run(graph, context)
+        fused = run_pipeline(PIPELINE, graph, options, backend=self.name)
         return NpfuseExecutable(self, fused.graph)

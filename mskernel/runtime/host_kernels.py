@@ -1,0 +1,118 @@
+"""Host kernels: kernels a feature plugin provides for its own ops, run on host memory beside
+whichever backend runs the rest of the graph.
+
+A plugin that defines ops of its own (``quantum.expectation``) and computes them on the CPU
+registers a kernel for each with its rules, under the rule kind :data:`HOST_KERNEL_RULE`::
+
+    @hookimpl
+    def mskernel_register_rules(rules):
+        rules.register(HOST_KERNEL_RULE, "quantum.expectation",
+                       HostKernel(expectation_kernel, dtypes=("float32", "float64")))
+
+What a host kernel receives and returns — the calling convention of an op's reference
+semantics, so a plugin's NumPy implementation serves as both:
+
+- ``fn(*arrays, **attrs)``: one NumPy array per input of the node, in the reference storage of
+  its dtype (:mod:`mskernel.ir.dtypes`: ``bfloat16`` as ``float32``), read-only (a kernel
+  must not write into its inputs); the node's attributes as keywords;
+- it returns one array, or a tuple of arrays exactly when the op has several outputs, each of
+  the shape the op's rule inferred; results are converted to the inferred dtype (a wrong
+  shape is an error naming the op and the plugin);
+- it is a pure function of its inputs and attributes, callable from any thread.
+
+Only nodes whose inputs and outputs are all tensors, without regions, of the ``dtypes`` given
+(``None``: any) run on a host kernel.
+
+Where it runs.  The partitioner gives a node to the preferred backend when that backend claims
+its op (a GPU backend with its own kernel for it wins).  Otherwise, when the op has a host
+kernel, the node is placed *beside* the preferred backend, in a segment of host-kernel nodes
+that the backend's arrays flow into and out of, before any fallback to another backend and
+without a ``FallbackWarning``: the plugin has said where its op runs.  A backend whose arrays
+live in host memory (:attr:`Backend.host_memory <mskernel.runtime.Backend.host_memory>`: the
+reference and cpu backends) hands them over with no device transfer; for any other backend
+(a GPU) the inputs are copied to the host and the results back, and the plan counts those
+transfers (``explain()`` lists them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from ..errors import PluginError
+from ..ir.dtypes import DType, dtype as to_dtype
+from ..ir.graph import Graph, Node, Value
+from ..ir.types import TensorType
+from .backend import Backend, Executable, OpSupport
+from .interpreter import call_kernel
+
+#: The rule kind under which a plugin registers the :class:`HostKernel` of one of its ops.
+HOST_KERNEL_RULE = "host_kernel"
+
+
+@dataclass(frozen=True)
+class HostKernel:
+    """A plugin's kernel for one of its ops, run on host memory beside any backend: ``fn``
+    (the calling convention is the module's), the ``dtypes`` of the tensors it takes and
+    returns (``None``: any; names or :class:`~mskernel.ir.DType` s).  ``owner`` is the
+    distribution that registered it (filled in by :func:`host_kernels`)."""
+
+    fn: Callable[..., Any]
+    dtypes: Optional[Iterable[Any]] = None
+    owner: str = "unknown"
+
+    def __post_init__(self) -> None:
+        if not callable(self.fn):
+            raise PluginError(f"a host kernel must be callable, got {self.fn!r}")
+        if self.dtypes is not None:
+            object.__setattr__(self, "dtypes", frozenset(to_dtype(d) for d in self.dtypes))
+
+    def reason_unsupported(self, node: Node) -> Optional[str]:
+        """``None`` when this kernel runs ``node``, else why not."""
+        if node.regions:
+            return "a host kernel does not run nodes with regions"
+        if not all(isinstance(v.type, TensorType) for v in (*node.inputs, *node.outputs)):
+            return "a host kernel takes and returns tensors only"
+        dtypes: Optional[frozenset[DType]] = self.dtypes  # type: ignore[assignment]
+        return OpSupport(dtypes=dtypes).reason_unsupported(node)
+
+
+def host_kernels(rules: Any) -> dict[str, HostKernel]:
+    """The host kernels registered in ``rules`` (a :class:`~mskernel.ops.RuleRegistry`), by
+    op name, each with the distribution that registered it as ``owner``."""
+    kernels = {}
+    for op in rules.ops_with(HOST_KERNEL_RULE):
+        kernel, owner = rules.get(HOST_KERNEL_RULE, op), rules.owner(HOST_KERNEL_RULE, op)
+        if not isinstance(kernel, HostKernel):
+            raise PluginError(f"{owner} registered a '{HOST_KERNEL_RULE}' rule for op '{op}' "
+                              f"that is not a HostKernel: {kernel!r}")
+        kernels[op] = HostKernel(kernel.fn, kernel.dtypes, owner or "unknown")
+    return kernels
+
+
+class HostKernelExecutable(Executable):
+    """Runs a segment of host-kernel nodes for ``backend``: takes and returns the backend's
+    device arrays, converting them to host arrays (no copy beyond the backend's ``to_host``
+    and ``to_device``) around the kernels."""
+
+    def __init__(self, graph: Graph, backend: Backend, kernels: Mapping[str, HostKernel]) -> None:
+        super().__init__(graph)
+        self.backend = backend
+        self.kernels = {node: kernels[node.op] for node in graph.nodes}
+
+    def run(self, args: Sequence[Any]) -> list[Any]:
+        to_host = self.backend.to_host
+        env: dict[Value, np.ndarray] = {v: to_host(a) for v, a in zip(self.graph.inputs, args)}
+        for node, kernel in self.kernels.items():
+            arrays = [_read_only(env[v]) for v in node.inputs]
+            what = f"host kernel ({kernel.owner})"
+            env.update(zip(node.outputs, call_kernel(node, kernel.fn, arrays, what=what)))
+        return [self.backend.to_device(env[v], v.type) for v in self.graph.outputs]  # type: ignore[arg-type]
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
