@@ -47,7 +47,7 @@ FUZZ = textwrap.dedent("""
     import json, os, resource, sys
     import numpy as np
     resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
-    from mskernel.errors import MskernelError
+    from mskernel_sdk import MskernelError
     from mskernel_onnx.importer import import_model
     data = open(sys.argv[1], "rb").read()
     rng = np.random.default_rng(int(sys.argv[2]))

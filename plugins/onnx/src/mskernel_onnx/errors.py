@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from mskernel.errors import MskernelError
+from mskernel_sdk import MskernelError
 
 
 class OnnxFileError(MskernelError):

@@ -37,9 +37,9 @@ import onnx
 from onnx import AttributeProto, GraphProto, NodeProto, TypeProto, defs, helper
 
 from mskernel_sdk import (
-    CompileOptions, DType, Graph, InferError, TensorType, Value, compile_graph, tensor_type,
+    CompileOptions, DType, Graph, InferError, MskernelError, TensorType, Value, compile_graph,
+    tensor_type,
 )
-from mskernel.errors import MskernelError
 
 from .emitter import Emitter, Knowledge
 from .errors import NeedsValue, OnnxFileError, OnnxImportError
