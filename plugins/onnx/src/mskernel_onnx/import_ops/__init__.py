@@ -15,8 +15,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Callable
 
 from . import (
-    activations, control, elementwise, image, indexing, linalg, ml, nn, quantize, random, reduction, resize, rnn,
-    sequence, shape, signal, training,
+    activations, control, elementwise, image, indexing, linalg, ml, nn, quantize, random,
+    reduction, resize, rnn, sequence, shape, signal, text, training,
 )
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 FAMILIES: tuple[ModuleType, ...] = (
     elementwise, activations, reduction, shape, indexing, nn, resize, rnn, quantize, control,
-    sequence, signal, training, ml, image, random, linalg,
+    sequence, signal, training, ml, image, random, linalg, text,
 )
 
 
