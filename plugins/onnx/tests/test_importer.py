@@ -193,3 +193,11 @@ def test_a_name_used_before_it_is_defined_is_an_error():
               [tensor("x", [2])], [tensor("y", [2])])
     with pytest.raises(OnnxImportError, match="'later' is not defined before it is used"):
         import_model(m)
+
+
+def test_a_cast_to_a_dtype_mskernel_lacks_names_the_node():
+    m = model([helper.make_node("Cast", ["x"], ["y"], name="to8", to=TensorProto.FLOAT8E4M3FN)],
+              [tensor("x", [2])], [tensor("y", [2], TensorProto.FLOAT8E4M3FN)], opset=19)
+    with pytest.raises(OnnxFileError, match=r"ONNX node 'to8' \(Cast, opset 19\): ONNX element "
+                                            r"type FLOAT8E4M3FN has no mskernel dtype"):
+        import_model(m)

@@ -222,9 +222,7 @@ class NodeContext:
         return self.node.op_type
 
     def where(self) -> str:
-        label = f"'{self.node.name}' " if self.node.name else ""
-        domain = f"{self.node.domain} " if self.node.domain not in ("", "ai.onnx") else ""
-        return f"ONNX node {label}({domain}{self.op_type}, opset {self.opset})"
+        return _node_label(self.node, self.opset)
 
     def fail(self, reason: str) -> NoReturn:
         raise OnnxImportError(f"{self.where()}: {reason}")
@@ -512,11 +510,12 @@ class _Session:
             else:
                 results = ctx.expand(self.schema_function(ctx))
             self.bind_outputs(ctx, results)
-        except (OnnxImportError, OnnxFileError):
+        except OnnxImportError:
             raise
+        except OnnxFileError as exc:  # an attribute's tensor or element type: name the node
+            raise OnnxFileError(f"{_node_label(node, opset)}: {exc}") from exc
         except (MskernelError, InferError, ArithmeticError, IndexError, ValueError) as exc:
-            where = NodeContext.where(ctx) if "ctx" in locals() else node.op_type
-            raise OnnxImportError(f"{where}: {exc}") from exc
+            raise OnnxImportError(f"{_node_label(node, opset)}: {exc}") from exc
 
     def bind_outputs(self, ctx: NodeContext, results: HandlerResult) -> None:
         if isinstance(results, (Value, SeqValue, OptValue)):
@@ -595,6 +594,13 @@ class _Session:
 
 
 # --- helpers -----------------------------------------------------------------------------------
+
+
+def _node_label(node: NodeProto, opset: Optional[int]) -> str:
+    """``ONNX node 'name' (domain Op, opset N)``: how every message names a node."""
+    label = f"'{node.name}' " if node.name else ""
+    domain = f"{node.domain} " if node.domain not in ("", "ai.onnx") else ""
+    return f"ONNX node {label}({domain}{node.op_type}, opset {opset or 0})"
 
 
 def _opsets(imports: Iterable[onnx.OperatorSetIdProto], what: str) -> dict[str, int]:
