@@ -1,7 +1,7 @@
 """The ONNX op tables: one module per op family, each an ``OPS`` dict from ONNX op type to a
 handler (``DOMAIN`` names the module's ONNX domain; the default is ``ai.onnx``).
 
-A handler receives a :class:`~mskernel_onnx.importer.NodeContext` and returns the node's
+A handler receives a :class:`~mskernel_onnx.context.NodeContext` and returns the node's
 outputs (one value, or a list in output order) built from core ops with ``ctx.op``.  It reads
 attributes with ``ctx.attr`` (schema defaults apply), tensor inputs with ``ctx.input`` and
 inputs that must be known at import time with ``ctx.const`` / ``ctx.ints``; ``ctx.version``
@@ -20,7 +20,7 @@ from . import (
 )
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 FAMILIES: tuple[ModuleType, ...] = (
     elementwise, activations, reduction, shape, indexing, nn, resize, rnn, quantize, control,

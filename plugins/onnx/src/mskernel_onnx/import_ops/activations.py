@@ -10,7 +10,7 @@ from mskernel_sdk import Value
 from .common import scalar
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

@@ -10,7 +10,7 @@ import numpy as np
 from mskernel_sdk import DType, TensorType, Value, dtype as to_dtype
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 INT64_MAX = 2**63 - 1
 INT64_MIN = -(2**63)

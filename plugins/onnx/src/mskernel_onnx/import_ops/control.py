@@ -32,7 +32,7 @@ from ..values import OnnxValue
 from .common import axis, broadcast, check_unroll, entry, move_axis, scalar, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext, Region
+    from ..context import NodeContext, Region
 
 Handler = Callable[["NodeContext"], object]
 _I64 = tensor_type("int64", ())

@@ -18,7 +18,7 @@ from ..protos import element_dtype
 from .common import cast, compute_dtype, dtype, scalar
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

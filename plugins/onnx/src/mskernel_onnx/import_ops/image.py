@@ -23,7 +23,7 @@ from mskernel_sdk import Value
 from .common import broadcast, check_table, dtype, scalar, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

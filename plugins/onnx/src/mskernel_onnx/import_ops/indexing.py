@@ -20,7 +20,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 _REDUCTIONS = {"none": "none", "add": "add", "mul": "mul", "max": "max", "min": "min"}

@@ -17,7 +17,7 @@ from mskernel_sdk import Value
 from .common import check_unroll, scalar, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

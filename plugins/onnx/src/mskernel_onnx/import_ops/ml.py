@@ -19,7 +19,7 @@ from mskernel_sdk import Value
 from .common import broadcast, check_table, normalize_indices, scalar, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 DOMAIN = "ai.onnx.ml"
 

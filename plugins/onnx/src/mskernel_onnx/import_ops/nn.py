@@ -23,7 +23,7 @@ from mskernel_sdk import Value
 from .common import axis, broadcast, cast, check_table, dtype, rank, scalar, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

@@ -20,7 +20,7 @@ from .common import axis as normalize_axis, cast, dtype, rank, scalar, shape
 from .nn import window
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

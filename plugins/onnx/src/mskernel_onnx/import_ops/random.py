@@ -15,7 +15,7 @@ from ..protos import element_dtype
 from .common import dtype, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

@@ -18,7 +18,7 @@ from mskernel_sdk import Value
 from .common import axes, broadcast, dtype, optional_attr_or_input, rank, scalar, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 Compose = Callable[["NodeContext", Value, tuple[int, ...], bool], Value]

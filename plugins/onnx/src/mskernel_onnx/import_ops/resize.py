@@ -24,7 +24,7 @@ from .common import (
 )
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 Coefficients = Callable[[np.ndarray, float], np.ndarray]

@@ -18,7 +18,7 @@ from mskernel_sdk import Value
 from .common import broadcast, cast, check_unroll, entry, scalar, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 Activation = Callable[[Value], Value]

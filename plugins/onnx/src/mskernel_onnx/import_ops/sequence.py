@@ -15,7 +15,7 @@ from ..values import OnnxValue, OptValue, SeqValue
 from .common import axis, dtype, rank, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

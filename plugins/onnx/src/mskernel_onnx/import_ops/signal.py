@@ -20,7 +20,7 @@ from ..protos import element_dtype
 from .common import axis as normalize_axis, check_table, dtype, move_axis, rank, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

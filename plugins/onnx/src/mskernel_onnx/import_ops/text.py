@@ -19,7 +19,7 @@ from mskernel_sdk import Value
 from .common import check_table, dtype, shape
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 Handler = Callable[["NodeContext"], object]
 

@@ -14,7 +14,7 @@ from mskernel_sdk import Value
 from .common import cast, dtype, scalar
 
 if TYPE_CHECKING:
-    from ..importer import NodeContext
+    from ..context import NodeContext
 
 DOMAIN = "ai.onnx.preview.training"
 
