@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from mskernel_sdk import MskernelError
+from mskernel_sdk import FileFormatError, MskernelError
 
 
-class OnnxFileError(MskernelError):
+class OnnxFileError(FileFormatError):
     """An ONNX file is unreadable, truncated, corrupt or hostile (a forged size, external data
     outside the model's directory, an element type mskernel does not have)."""
 
