@@ -150,7 +150,11 @@ def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
     ``mskernel.nn`` then imports and returns that module on first access.  A target of the
     form ``"module:attribute"`` exposes one object (``namespaces.register("grad",
     "mskernel_autodiff.api:grad")`` makes ``mskernel.grad`` that function).  Targets are strings
-    so nothing is imported before the user asks for it.
+    so nothing is imported before the user asks for it.  A dotted name adds a member to
+    another plugin's namespace (``"nn.probability"``) or to a core namespace open to plugins
+    (``"common.initializer"``; the core's own members come first); ``import
+    mskernel.common.initializer`` works like the attribute.  A name no installed plugin
+    provides is an error naming the distribution to install when the project has one.
     """
 
 

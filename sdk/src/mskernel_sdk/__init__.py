@@ -38,7 +38,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - tensors and transforms (autodiff, batching, layers): :class:`Tensor`, :class:`Parameter`,
   :func:`apply` (apply an op to tensors, traced or eager), :func:`interpose` with
   :class:`Interposer` (see every op applied in a block) and :data:`ApplyResult`,
-  :func:`active_trace`, :func:`trace_function`, :func:`converted_callee` (what graph-mode
+  :func:`active_trace`, :func:`outside_traces` (run ops eagerly while tracing: a layer's
+  initial weights), :func:`trace_function`, :func:`converted_callee` (what graph-mode
   code calls for a user function), pytrees :func:`tree_flatten`, :func:`tree_unflatten`,
   :class:`TreeDef`;
 - higher-order functions (a transform, a combinator): :func:`user_callables` declares the
@@ -66,7 +67,7 @@ from mskernel.frontend.pytree import TreeDef
 from mskernel.frontend.pytree import flatten as tree_flatten, unflatten as tree_unflatten
 from mskernel.frontend.tensor import Tensor
 from mskernel.frontend.trace import trace_function
-from mskernel.frontend.trace_context import active_trace
+from mskernel.frontend.trace_context import active_trace, outside_traces
 from mskernel.hooks import PluginInfo, hookimpl
 from mskernel.hooks.protocol import PluginHooks
 from mskernel.hooks.registries import CommandRegistry, NamespaceRegistry
@@ -120,7 +121,7 @@ __all__ = [
     "active_trace", "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
     "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
     "dtype", "hookimpl", "interpose", "make_node", "map_regions", "normalize_axes", "op_registry",
-    "parse_einsum", "quote_name", "random_array", "read_container", "reduced_shape",
+    "outside_traces", "parse_einsum", "quote_name", "random_array", "read_container", "reduced_shape",
     "register_plugin", "require_kind", "require_tensor", "rewrite_nodes", "rule_registry",
     "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for", "tensor_type",
     "tolerance", "trace_function", "tree_flatten", "tree_unflatten", "user_callables", "verify",
