@@ -1,5 +1,5 @@
-"""Image and detection ops: ``Col2Im``, ``DeformConv``, ``RoiAlign`` and
-``NonMaxSuppression``.
+"""Image and detection ops: ``Col2Im``, ``DeformConv``, ``RoiAlign``, ``NonMaxSuppression``
+and ``ImageDecoder``.
 
 ``DeformConv`` samples the input bilinearly at each kernel tap moved by its offset (zero
 outside), scales by the mask, and contracts the samples with the weights per group.
@@ -8,11 +8,14 @@ outside), scales by the mask, and contracts the samples with the weights per gro
 four bilinear taps of every sample point and weighs them; where the sample grid follows the
 boxes (``sampling_ratio=0``) the boxes must be known at import time.  ``NonMaxSuppression``
 selects a data-dependent number of boxes, so its inputs must be known at import time; it is
-evaluated then, greedily per batch and class as ONNX specifies.
+evaluated then, greedily per batch and class as ONNX specifies.  ``ImageDecoder`` decodes its
+(known) encoded bytes with Pillow, the decoder ONNX's reference uses, after checking the
+image's declared size.
 """
 
 from __future__ import annotations
 
+import io
 import math
 from typing import TYPE_CHECKING, Callable
 
@@ -260,6 +263,32 @@ def _non_max_suppression(ctx: "NodeContext") -> Value:
     return ctx.constant(np.array(selected, np.int64).reshape(-1, 3))
 
 
+# --- ImageDecoder ------------------------------------------------------------------------------
+
+
+def _image_decoder(ctx: "NodeContext") -> Value:
+    try:
+        from PIL import Image
+    except ImportError:
+        ctx.fail("decoding images needs Pillow: pip install 'mskernel-onnx[images]'")
+    encoded = np.asarray(ctx.const(0)).astype(np.uint8).tobytes()
+    fmt = ctx.attr("pixel_format", "RGB")
+    if fmt not in ("RGB", "BGR", "Grayscale"):
+        ctx.fail(f"pixel_format {fmt!r} is not one of RGB, BGR, Grayscale")
+    try:
+        with Image.open(io.BytesIO(encoded)) as image:
+            width, height = image.size
+            check_table(ctx, (height, width, 3), "the decoded image")
+            pixels = np.asarray(image.convert("L" if fmt == "Grayscale" else "RGB"))
+    except (OSError, ValueError, Image.DecompressionBombError) as exc:
+        ctx.fail(f"cannot decode the image: {exc}")
+    if fmt == "Grayscale":
+        pixels = pixels[:, :, None]
+    elif fmt == "BGR":
+        pixels = pixels[:, :, ::-1]
+    return ctx.constant(np.ascontiguousarray(pixels, np.uint8))
+
+
 OPS: dict[str, Handler] = {
-    "Col2Im": _col2im, "DeformConv": _deform_conv, "RoiAlign": _roi_align, "NonMaxSuppression": _non_max_suppression,
+    "ImageDecoder": _image_decoder, "Col2Im": _col2im, "DeformConv": _deform_conv, "RoiAlign": _roi_align, "NonMaxSuppression": _non_max_suppression,
 }
