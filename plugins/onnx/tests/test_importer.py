@@ -201,3 +201,13 @@ def test_a_cast_to_a_dtype_mskernel_lacks_names_the_node():
     with pytest.raises(OnnxFileError, match=r"ONNX node 'to8' \(Cast, opset 19\): ONNX element "
                                             r"type FLOAT8E4M3FN has no mskernel dtype"):
         import_model(m)
+
+
+def test_an_initializer_read_as_a_constant_is_not_a_weight():
+    scales = numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")
+    m = model([helper.make_node("Resize", ["x", "", "scales"], ["y"], mode="nearest")],
+              [tensor("x", [1, 1, 2, 2])], [tensor("y", [1, 1, 4, 4])], [scales])
+    imported = assert_like_onnxruntime(m, {"x": np.arange(4, dtype=np.float32).reshape(
+        1, 1, 2, 2)})
+    assert imported.weights == {}
+    assert [v.name for v in imported.graph.inputs] == ["x"]

@@ -183,8 +183,12 @@ class _Session:
             outputs += list(leaves(value))
             out_ports.append(Port(info.name, layout_of(value)))
         data_inputs = [v for v in emitter.builder.inputs if v not in set(weight_values)]
-        result = emitter.build(outputs, [*data_inputs, *weight_values])
-        return ImportedModel(result, tuple(ports), tuple(out_ports), dict(self.weights),
+        result = emitter.build(outputs)
+        used = {v for node in result.nodes for v in node.inputs} | set(result.outputs)
+        weight_values = [v for v in weight_values if v in used]  # not those read as constants
+        result = Graph((*data_inputs, *weight_values), result.nodes, result.outputs, result.name)
+        weights = {v.name: self.weights[v.name] for v in weight_values if v.name}
+        return ImportedModel(result, tuple(ports), tuple(out_ports), weights,
                              self.opsets.get("", 0))
 
     def graph_input(self, info: onnx.ValueInfoProto, given: Any, emitter: Emitter) -> OnnxValue:
