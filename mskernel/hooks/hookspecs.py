@@ -77,7 +77,9 @@ def mskernel_register_ops(registry: "OpRegistry") -> None:
     """Define this plugin's ops with ``registry.define(OpDef(...))``.
 
     An op is defined once: inputs, attribute schema, shape/dtype rule and NumPy reference
-    semantics (see :class:`mskernel.ops.OpDef`).  Prefix op names with the plugin's name
+    semantics (see :class:`mskernel.ops.OpDef`), and optionally a decomposition into other
+    ops, which a backend that does not claim the op runs instead (``docs/ops.md``).  Prefix
+    op names with the plugin's name
     (``"quantum.expectation"``).  Redefining an existing op is an error unless
     ``override=True`` is passed; overrides are listed by ``mskernel plugins info``.
     """

@@ -16,7 +16,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - errors: :class:`MskernelError` (the base of every mskernel error; a plugin's own errors
   derive from it), :class:`InferError`, :class:`OpError`, :class:`BackendError`,
   :class:`PluginError`, :class:`FileFormatError`;
-- ops and the rules attached to them: :class:`OpDef`, :class:`Attr`, :func:`op_registry`,
+- ops and the rules attached to them: :class:`OpDef`, :class:`Attr`, :class:`Emitter` (what
+  an op's decomposition into other ops emits nodes through), :func:`op_registry`,
   :func:`rule_registry`, :func:`core_ops` (the core op set by trait), :data:`SAMPLES_RULE`;
   the building blocks of shape/dtype rules: :func:`require_tensor`, :func:`require_kind`,
   :func:`same_dtype`, :func:`normalize_axes`, :func:`reduced_shape`, :func:`widened`; the
@@ -83,6 +84,7 @@ from mskernel.ir.dtypes import as_storage, bfloat16_from_bits, bfloat16_to_bits
 from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, op_registry, rule_registry
 from mskernel.ops.conv import avg_divisors
 from mskernel.ops.linalg import Term as EinsumTerm, parse_equation as parse_einsum
+from mskernel.ops.registry import Emitter
 from mskernel.ops.rules import (
     normalize_axes, reduced_shape, require_kind, same_dtype, tensor as require_tensor, widened,
 )
@@ -110,7 +112,7 @@ __version__ = "0.1.0"
 __all__ = [
     "ApplyResult", "Attr", "Availability", "Backend", "BackendError", "BackendRegistry",
     "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DType", "DeviceArray",
-    "EinsumTerm", "Executable", "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder",
+    "EinsumTerm", "Emitter", "Executable", "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder",
     "HOST_KERNEL_RULE", "HostKernel", "InferError", "Interposer", "MskernelError",
     "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup", "OpRegistry", "OpSample",
     "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
