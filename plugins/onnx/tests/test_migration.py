@@ -15,6 +15,7 @@ import mskernel  # noqa: E402
 from mskernel_onnx.migration import (  # noqa: E402
     import_torch, load_torch_state_dict, map_state_dict,
 )
+from torch_helpers import randomise_batch_norm  # noqa: E402
 
 nn = mskernel.nn
 RTOL, ATOL = 1e-4, 1e-4  # float32 through ~20 layers of 3x3 convolutions and batch norms
@@ -142,26 +143,14 @@ class Transformer(nn.Cell):
         return self.head(self.norm(x))
 
 
-# --- helpers ------------------------------------------------------------------------------------
-
-
-def _randomise_batch_norm(module) -> None:
-    """Running statistics away from 0/1, so that mapping them wrongly would show."""
-    generator = torch.Generator().manual_seed(1)
-    for m in module.modules():
-        if isinstance(m, tnn.BatchNorm2d):
-            m.running_mean.copy_(torch.randn(m.num_features, generator=generator) * 0.1)
-            m.running_var.copy_(torch.rand(m.num_features, generator=generator) + 0.5)
-            m.weight.data.copy_(torch.rand(m.num_features, generator=generator) + 0.5)
-            m.bias.data.copy_(torch.randn(m.num_features, generator=generator) * 0.1)
+# --- fixtures ----------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def resnet():
     torch.manual_seed(0)
     module = TorchResNet18().eval()
-    with torch.no_grad():
-        _randomise_batch_norm(module)
+    randomise_batch_norm(module)
     x = np.random.default_rng(0).standard_normal((2, 3, 64, 64)).astype(np.float32)
     with torch.no_grad():
         expected = module(torch.from_numpy(x)).numpy()
