@@ -24,6 +24,11 @@ def test_convert_is_a_command():
     assert plugin_host().commands().commands["convert"].owner == "mskernel-onnx"
 
 
+def test_onnx_files_are_a_model_format():
+    reader = plugin_host().model_readers.readers["onnx"]
+    assert reader.owner == "mskernel-onnx" and reader.suffixes == (".onnx",)
+
+
 def test_importing_the_plugin_module_loads_no_onnx():
     code = "import sys, mskernel_onnx.plugin; print('onnx' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

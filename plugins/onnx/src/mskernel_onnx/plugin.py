@@ -1,8 +1,11 @@
 """The module named by the ``mskernel.plugins`` entry point ``onnx``: registers
-``mskernel.export`` and ``mskernel.load`` and the ``mskernel convert`` command.  Importing it
-is cheap: ``onnx`` and the converters are imported only when a user calls them."""
+``mskernel.export`` and ``mskernel.load``, the ``mskernel convert`` command and the ``onnx``
+model-file format.  Importing it is cheap: ``onnx`` and the converters are imported only
+when a user calls them."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from mskernel_sdk import PluginInfo, hookimpl
 
@@ -19,7 +22,8 @@ EXPORT_PIPELINE = ("onnx.export", ("simplify", "fold", "cse", "dce"))
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(name="onnx", version=__version__, kind="library",
                       provides=[*(f"namespace:{name}" for name in API_NAMES),
-                                f"pipeline:{EXPORT_PIPELINE[0]}", "command:convert"],
+                                f"pipeline:{EXPORT_PIPELINE[0]}", "command:convert",
+                                "model_format:onnx"],
                       description="model export and load, ONNX import and export")
 
 
@@ -40,3 +44,14 @@ def mskernel_add_cli(commands) -> None:
 
     commands.add("convert", "convert a model file between formats (.mindir, .onnx)",
                  cli.configure, cli.run)
+
+
+@hookimpl
+def mskernel_register_model_readers(readers) -> None:
+    readers.register("onnx", _read_onnx, suffixes=(".onnx",))
+
+
+def _read_onnx(path: str) -> Any:
+    from .reader import read_onnx  # onnx and the importer load on the first .onnx file
+
+    return read_onnx(path)
