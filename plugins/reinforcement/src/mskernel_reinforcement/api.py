@@ -26,7 +26,7 @@ from .distributions import (
     squashed_gaussian,
 )
 from .environment import EnvError, EnvSpec, Environment, Episodes, Step
-from .execution import ActorError, ActorFailedWarning, ActorFailure, ActorGroup
+from .execution import ActorError, ActorFailure, ActorGroup
 from .networks import ActorCritic, QNetwork, SquashedGaussianActor, TwinQ, mlp
 from .policy import (
     CategoricalPolicy, EpsilonGreedyPolicy, LinearSchedule, Policy, SquashedGaussianPolicy,
@@ -49,7 +49,7 @@ __all__ = [
     "A2C", "A2CConfig", "Algorithm", "DQN", "DQNConfig", "PPO", "PPOConfig", "Plan", "SAC",
     "SACConfig", "algorithm_class", "algorithm_names", "register_algorithm",
     # running
-    "ActorError", "ActorFailedWarning", "ActorFailure", "ActorGroup", "AlgorithmConfig",
+    "ActorError", "ActorFailure", "ActorGroup", "AlgorithmConfig",
     "EnvConfig", "Evaluation", "EvaluationConfig", "ExecutionConfig", "SavedPolicy", "Trainer",
     "TrainerConfig", "TrainingResult", "evaluate", "load_config", "load_policy",
 ]

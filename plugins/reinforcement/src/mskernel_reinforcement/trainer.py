@@ -29,7 +29,8 @@ import numpy as np
 from .algorithms import Algorithm, Plan, algorithm_class
 from .config import EnvConfig, TrainerConfig, load_config
 from .environment import Environment
-from .execution import ActorFailure, ActorSetup, actor_group
+from .execution import ActorFailure, ActorSetup, actor_group, uses_mpi
+from .execution.mpi import mpi_world, serve_rank
 from .policy import Policy
 
 __all__ = ["Evaluation", "SavedPolicy", "Trainer", "TrainingResult", "evaluate", "load_policy"]
@@ -52,14 +53,15 @@ class Evaluation:
 
 @dataclass
 class TrainingResult:
-    """What a run did: environment steps and updates taken, wall time, the evaluations, the
-    environment step of the first evaluation reaching the target (``solved_at``, ``None`` if
-    none did), the returns of the last 100 training episodes, and the actor failures it
-    recovered from."""
+    """What a run did: environment steps and updates taken, wall time (and the part of it
+    spent evaluating), the evaluations, the environment step of the first evaluation reaching
+    the target (``solved_at``, ``None`` if none did), the returns of the last 100 training
+    episodes, and the actor failures it recovered from."""
 
     env_steps: int = 0
     updates: int = 0
     wall_time: float = 0.0
+    evaluation_time: float = 0.0
     solved_at: Optional[int] = None
     evaluations: list[Evaluation] = field(default_factory=list)
     recent_returns: list[float] = field(default_factory=list)
@@ -67,7 +69,9 @@ class TrainingResult:
 
     @property
     def steps_per_second(self) -> float:
-        return self.env_steps / self.wall_time if self.wall_time > 0 else math.nan
+        """Environment steps per second of training (evaluations left out)."""
+        training = self.wall_time - self.evaluation_time
+        return self.env_steps / training if training > 0 else math.nan
 
 
 class Trainer:
@@ -88,10 +92,13 @@ class Trainer:
 
     def train(self) -> TrainingResult:
         """Run until ``total_steps`` environment steps, or until an evaluation reaches the
-        target.  Returns a :class:`TrainingResult`."""
+        target.  Returns a :class:`TrainingResult`.  With actors on MPI ranks, rank 0 trains
+        and the other ranks run actors; every rank returns the result."""
         config, result = self.config, TrainingResult()
         setup = ActorSetup(type(self.algorithm), self.algorithm.config, self.plan, config.env,
                            config.seed)
+        if uses_mpi(config.execution) and mpi_world().Get_rank() != 0:
+            return serve_rank(setup, config.execution)   # type: ignore[no-any-return]
         interval = config.evaluation.interval
         next_evaluation = interval or config.total_steps
         recent: deque[float] = deque(maxlen=100)
@@ -113,14 +120,17 @@ class Trainer:
                     if self._evaluate_and_check(result):
                         break
             result.failures = list(actors.failures)
-        result.env_steps = self.env_steps
-        result.wall_time = time.perf_counter() - start
-        result.recent_returns = list(recent)
+            result.env_steps = self.env_steps
+            result.wall_time = time.perf_counter() - start
+            result.recent_returns = list(recent)
+            actors.close(result)
         return result
 
     def _evaluate_and_check(self, result: TrainingResult) -> bool:
         """Evaluate, record it, and say whether the target is reached."""
+        start = time.perf_counter()
         evaluation = self.evaluate()
+        result.evaluation_time += time.perf_counter() - start
         result.evaluations.append(evaluation)
         logger.info("evaluation at %d steps: mean return %.1f ± %.1f over %d episodes",
                     evaluation.env_steps, evaluation.mean, evaluation.std, evaluation.episodes)

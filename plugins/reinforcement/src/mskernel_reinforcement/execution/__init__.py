@@ -6,15 +6,18 @@ from __future__ import annotations
 
 from ..config import ExecutionConfig
 from .base import ActorError, ActorFailure, ActorGroup, ActorSetup, LocalActors
-from .processes import ActorFailedWarning, ProcessActors
+from .mpi import MPIActors, uses_mpi
+from .processes import ProcessActors
 
-__all__ = ["ActorError", "ActorFailedWarning", "ActorFailure", "ActorGroup", "ActorSetup",
-           "LocalActors", "ProcessActors", "actor_group"]
+__all__ = ["ActorError", "ActorFailure", "ActorGroup", "ActorSetup",
+           "LocalActors", "MPIActors", "ProcessActors", "actor_group", "uses_mpi"]
 
 
 def actor_group(setup: ActorSetup, execution: ExecutionConfig) -> ActorGroup:
-    """The actors ``execution`` asks for, started."""
+    """The actors ``execution`` asks for, started (on MPI, from rank 0)."""
     if execution.processes == 0:
         return LocalActors(setup, execution.actors)
+    if uses_mpi(execution):
+        return MPIActors(setup, execution)
     return ProcessActors(setup, execution.actors, execution.processes, execution.actor_timeout,
                          execution.startup_timeout, execution.max_restarts)

@@ -86,8 +86,9 @@ class ActorGroup(ABC):
     def broadcast(self, weights: Mapping[str, np.ndarray]) -> None:
         """Send the learner's weights to every actor."""
 
-    def close(self) -> None:
-        """Stop the actors and release their environments."""
+    def close(self, result: Any = None) -> None:
+        """Stop the actors and release their environments (handing ``result``, the run's
+        result, to actor processes that return it)."""
 
     def __enter__(self) -> "ActorGroup":
         return self
@@ -109,9 +110,10 @@ class LocalActors(ActorGroup):
     def broadcast(self, weights: Mapping[str, np.ndarray]) -> None:
         serve_requests(self.actors, ("weights", weights))
 
-    def close(self) -> None:
+    def close(self, result: Any = None) -> None:
         for actor in self.actors:
             actor.close()
+        self.actors = []
 
 
 def serve_requests(actors: list[Actor], request: tuple[Any, ...]) -> Optional[Any]:
