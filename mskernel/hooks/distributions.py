@@ -21,6 +21,7 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-data": ("dataset", "mindrecord"),
     "mskernel-onnx": ("export", "load"),
     "mskernel-quantum": ("quantum",),
+    "mskernel-reinforcement": ("rl",),
 }
 
 _PROVIDER = {name: dist for dist, names in KNOWN_DISTRIBUTIONS.items() for name in names}
