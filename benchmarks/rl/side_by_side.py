@@ -5,6 +5,7 @@ until the mean reaches 475 (*solved*) or the step budget ends.
 
     python benchmarks/rl/side_by_side.py [--algorithms ppo dqn] [--seeds 0 1 2] [--threads 1]
                                          [--out results.jsonl] [--quick]
+    python benchmarks/rl/side_by_side.py --table results.jsonl    # the table of recorded rows
 
 The configurations are ``examples/rl/ppo_cartpole.toml`` and ``dqn_cartpole.toml`` (tuned by
 rl-baselines3-zoo for Stable-Baselines3), mapped field by field onto Stable-Baselines3's
@@ -43,6 +44,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, default=None, help="append JSON lines here")
     parser.add_argument("--quick", action="store_true",
                         help="a smoke run: 5000 steps, evaluations of 10 episodes")
+    parser.add_argument("--table", type=Path, default=None, metavar="JSONL",
+                        help="print the table of the rows an earlier run wrote with --out")
     return parser.parse_args(argv)
 
 
@@ -157,6 +160,11 @@ def run_sb3(config: Any) -> dict[str, Any]:
 
 def main(argv: Optional[Sequence[str]] = None) -> list[dict[str, Any]]:
     args = parse_args(argv)
+    if args.table is not None:
+        rows = [json.loads(line) for line in args.table.read_text(encoding="utf-8").splitlines()
+                if line.strip()]
+        print(table(rows))
+        return rows
     os.environ["MSKERNEL_NUM_THREADS"] = str(args.threads)
     import mskernel
     import torch
