@@ -10,6 +10,9 @@ bookkeeping, not arithmetic, is the time.
 - **PPO update step**: one minibatch of 256 (forward, clipped loss, value loss, entropy,
   gradients, clipping by global norm, Adam) — the learner's compiled step fed NumPy columns,
   and the same in PyTorch eager;
+- **DQN update step**: one minibatch of 64 on a 4 → 256 → 256 → 2 Q-network (target values
+  from the target network, Huber loss, gradients, clipping, Adam), as ``dqn_cartpole.toml``
+  runs it 128 times every 256 environment steps;
 - **argument conversion**: a cached jit call of ``a + b`` given Tensors or NumPy arrays, and
   ``mskernel.Tensor(array)`` itself — what each NumPy argument of a compiled call adds.
 
@@ -22,6 +25,7 @@ calls, in CPU time (``--wall``: wall-clock).
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import statistics
 import time
@@ -36,6 +40,7 @@ import numpy as np  # noqa: E402
 import mskernel  # noqa: E402
 
 OBSERVATION, ACTIONS, HIDDEN, MINIBATCH = 4, 2, 64, 256
+Q_HIDDEN, Q_MINIBATCH = 256, 64
 Case = tuple[str, str, Callable[[], Any]]   # (measurement, framework, one call)
 
 
@@ -56,6 +61,17 @@ def minibatch(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
             np.float32(0.2))
 
 
+def transitions(rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """A DQN minibatch: observations, actions, rewards, next observations, terminations,
+    importance weights."""
+    return (rng.standard_normal((Q_MINIBATCH, OBSERVATION), dtype=np.float32),
+            rng.integers(0, ACTIONS, Q_MINIBATCH, dtype=np.int32),
+            np.ones(Q_MINIBATCH, np.float32),
+            rng.standard_normal((Q_MINIBATCH, OBSERVATION), dtype=np.float32),
+            (rng.random(Q_MINIBATCH) < 0.05).astype(np.float32),
+            np.ones(Q_MINIBATCH, np.float32))
+
+
 def mskernel_cases(rng: np.random.Generator) -> list[Case]:
     rl = mskernel.rl
     config = rl.PPOConfig(n_steps=32, batch_size=MINIBATCH, hidden_sizes=(HIDDEN, HIDDEN))
@@ -71,6 +87,11 @@ def mskernel_cases(rng: np.random.Generator) -> list[Case]:
     columns = minibatch(rng)
     learner._step(*columns)   # compiles
     cases.append(("PPO update step, 256", "mskernel", lambda: learner._step(*columns)))
+    q_config = rl.DQNConfig(batch_size=Q_MINIBATCH, hidden_sizes=(Q_HIDDEN, Q_HIDDEN))
+    q_learner = rl.DQN(q_config).learner(plan(1))
+    batch = (*transitions(rng), np.float32(0.0))
+    q_learner._step(*batch)   # compiles
+    cases.append(("DQN update step, 64", "mskernel", lambda: q_learner._step(*batch)))
 
     add = mskernel.jit(lambda a, b: a + b)
     arrays = (np.ones((8, OBSERVATION), np.float32), np.ones((8, OBSERVATION), np.float32))
@@ -151,10 +172,32 @@ def torch_cases(rng: np.random.Generator) -> list[Case]:
         optimizer.step()
         return [loss.item(), policy_loss.item(), value_loss.item(), entropy.item()]
 
-    columns = minibatch(rng)
+    q_sizes = [OBSERVATION, Q_HIDDEN, Q_HIDDEN, ACTIONS]
+    q_layers = [nn.Linear(i, o) for i, o in zip(q_sizes, q_sizes[1:])]
+    online = nn.Sequential(q_layers[0], nn.ReLU(), q_layers[1], nn.ReLU(), q_layers[2])
+    target = copy.deepcopy(online).requires_grad_(False)
+    q_optimizer = torch.optim.Adam(online.parameters(), lr=2.3e-3)
+
+    def q_update(observations: np.ndarray, actions: np.ndarray, rewards: np.ndarray,
+                 next_observations: np.ndarray, terminated: np.ndarray,
+                 weights: np.ndarray) -> float:
+        obs, act_, rew, nxt, term, w = (torch.as_tensor(c) for c in (
+            observations, actions, rewards, next_observations, terminated, weights))
+        with torch.no_grad():
+            y = rew + 0.99 * (1 - term) * target(nxt).max(-1).values
+        q = online(obs).gather(-1, act_.long()[:, None])[:, 0]
+        loss = (w * nn.functional.smooth_l1_loss(q, y, reduction="none")).mean()
+        q_optimizer.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(online.parameters(), 10.0)
+        q_optimizer.step()
+        return loss.item()
+
+    columns, batch = minibatch(rng), transitions(rng)
     return [(f"policy step, B={b}", "torch",
              lambda o=rng.standard_normal((b, OBSERVATION), dtype=np.float32): act(o))
-            for b in (1, 8)] + [("PPO update step, 256", "torch", lambda: update(*columns))]
+            for b in (1, 8)] + [("PPO update step, 256", "torch", lambda: update(*columns)),
+                                ("DQN update step, 64", "torch", lambda: q_update(*batch))]
 
 
 def measure(cases: list[Case], rounds: int, batch: int,
