@@ -74,7 +74,11 @@ def interposing() -> bool:
 
 def apply(op: str, *args: Tensor, regions: Sequence[Graph] = (), **attrs: Any) -> Result:
     """Apply ``op`` to tensors: record it when a trace is active, else run it now.  Returns a
-    tensor, or a tuple of tensors for a multi-output op."""
+    tensor, or a tuple of tensors for a multi-output op.
+
+    An effectful op (``OpDef.effectful``) is applied without its ``!token``: the trace
+    threads its state token through it (:meth:`~.trace.Trace.record`), so effects keep the
+    order in which they were applied; such an op can only be traced."""
     stack = _interposers.get()
     if stack:
         return _through(stack, len(stack) - 1, op, args, attrs, tuple(regions))
@@ -98,7 +102,7 @@ def _apply_base(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
     trace = active_trace()
     if trace is not None:
         values = [trace.value_of(a) for a in args]
-        out = trace.builder.op(op, *values, regions=regions, loc=user_location(), **attrs)
+        out = trace.record(op, values, attrs, regions, user_location())
         if isinstance(out, tuple):
             return tuple(Tensor._traced(v, trace) for v in out)
         return Tensor._traced(out, trace)
@@ -198,6 +202,10 @@ def _home_backend(op: str, args: Sequence[Tensor]) -> Backend:
 def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[str, Any],
                    regions: Sequence[Graph]) -> _EagerKernel:
     builder = GraphBuilder(op, host().ops)
+    if builder.registry.get(op).effectful:
+        loc = user_location()
+        raise OpError(f"op '{op}'{f' at {loc}' if loc else ''} has side effects ordered by a "
+                      "trace's state token: it can only be applied under @jit or a trace")
     inputs = [builder.input(a.type) for a in args]
     try:
         node, multi = builder.make_node(op, inputs, attrs, regions=regions)
