@@ -18,7 +18,7 @@ Conventions every function follows:
 
 The functions live in modules of one theme each: :mod:`._core` (``asarray``, ``astype``,
 ``apply`` and the plumbing every op uses), :mod:`.creation`, :mod:`.elementwise`,
-:mod:`.reduction` (reductions and scans), :mod:`.sorting`, :mod:`.linalg`, :mod:`.nn`
+:mod:`.reduction` (reductions and scans), :mod:`.sorting`, :mod:`.linalg`, :mod:`.spectral`, :mod:`.nn`
 (softmax, normalisation, convolution, pooling), :mod:`.losses`, :mod:`.shape` and
 :mod:`.indexing`.
 Functional control flow (``cond``, ``while_loop`` …) is :mod:`mskernel.frontend.control`.
@@ -65,6 +65,7 @@ from .shape import (
     transpose, tril, triu, unsqueeze,
 )
 from .sorting import argsort, sort, topk
+from .spectral import fft, ifft, irfft, rfft
 from .methods import install as _install_methods
 
 __all__ = [
@@ -77,15 +78,15 @@ __all__ = [
     "broadcast_to", "cast", "ceil", "clip", "concat", "concatenate", "conj", "conv1d", "conv2d",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cos", "cosh", "cummax",
     "cummin", "cumprod", "cumsum", "div", "divide", "dot", "einsum", "embedding", "equal", "erf",
-    "erfc", "exp", "expand_dims", "expm1", "eye", "flatten", "flip", "floor", "floor_divide",
+    "erfc", "exp", "expand_dims", "expm1", "eye", "fft", "flatten", "flip", "floor", "floor_divide",
     "full", "full_like", "gather", "gather_nd", "gelu", "greater", "greater_equal", "group_norm",
-    "imag", "invert", "isfinite", "isinf", "isnan", "layer_norm", "left_shift", "less",
+    "ifft", "imag", "invert", "irfft", "isfinite", "isinf", "isnan", "layer_norm", "left_shift", "less",
     "less_equal", "lgamma", "linspace", "log", "log10", "log1p", "log2", "log_softmax",
     "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "matmul", "max",
     "max_pool1d", "max_pool2d", "max_pool3d", "maximum", "mean", "min", "minimum", "mod",
     "moveaxis", "mul", "multiply", "neg", "negative", "nonzero", "not_equal", "one_hot", "ones",
     "ones_like", "outer", "pad", "permute_dims", "pow", "power", "prod", "ravel", "real",
-    "reciprocal", "relu", "remainder", "repeat", "reshape", "right_shift", "roll", "round",
+    "reciprocal", "relu", "remainder", "repeat", "reshape", "rfft", "right_shift", "roll", "round",
     "rsqrt", "scatter", "scatter_nd", "sigmoid", "sign", "silu", "sin", "sinh", "softmax",
     "softplus", "sort", "split", "split_at", "sqrt", "square", "squeeze", "stack", "std", "sub",
     "subtract", "sum", "swapaxes", "swish", "take", "take_along_axis", "tan", "tanh", "tile",
