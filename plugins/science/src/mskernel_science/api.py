@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from . import fno, md
 from .geometry import Disk, Geometry, Interval, Polygon, Rectangle, SpaceTime
 from .pinn import (
     PINN, Condition, Dirichlet, Fields, History, Initial, Neumann, Periodic, Problem, Robin, mlp,
@@ -11,7 +12,7 @@ from .problems import burgers, burgers_grid, burgers_reference, poisson, square_
 from .sampling import METHODS, unit_samples
 
 __all__ = [
-    "METHODS", "PINN", "Condition", "Dirichlet", "Disk", "Fields", "Geometry", "History",
+    "METHODS", "PINN", "fno", "md", "Condition", "Dirichlet", "Disk", "Fields", "Geometry", "History",
     "Initial", "Interval", "Neumann", "Periodic", "Polygon", "Problem", "Rectangle", "Robin",
     "SpaceTime", "burgers", "burgers_grid", "burgers_reference", "mlp", "poisson",
     "relative_l2", "square_grid", "unit_samples",
