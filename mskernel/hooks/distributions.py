@@ -21,7 +21,10 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
         "CheckpointConfig", "common.initializer"),
     "mskernel-data": ("dataset", "mindrecord"),
     "mskernel-onnx": ("export", "load"),
+    "mskernel-linalg": tuple(f"ops.{n}" for n in
+                             ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")),
     "mskernel-quantum": ("quantum",),
+    "mskernel-science": ("science", "ops.fft", "ops.ifft", "ops.rfft", "ops.irfft"),
 }
 
 _PROVIDER = {name: dist for dist, names in KNOWN_DISTRIBUTIONS.items() for name in names}

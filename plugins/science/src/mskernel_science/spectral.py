@@ -1,24 +1,23 @@
-"""Discrete Fourier transforms along one axis, ``numpy.fft``'s :func:`fft`, :func:`ifft`,
-:func:`rfft` and :func:`irfft` over the core op ``fft``.  ``norm=None`` is ``"backward"``;
-real inputs to the complex transforms, and integer inputs to :func:`rfft`, are cast first."""
+"""``mskernel.ops.fft``, ``ifft``, ``rfft`` and ``irfft``: ``numpy.fft``'s signatures over the
+core op ``fft`` (``norm=None`` is ``"backward"``).  Real inputs to the complex transforms, and
+integer inputs to :func:`rfft`, are cast first (complex128/float64 kept, else 64/32 bits)."""
 
 from __future__ import annotations
 
 from typing import Any, Optional
 
-from ...ir.dtypes import complex64, complex128, float32, float64
-from ..tensor import Tensor
-from ._core import _op, asarray, astype
+import mskernel
+from mskernel import Tensor, ops
 
 
 def _transform(x: Any, n: Optional[int], axis: int, norm: Optional[str], inverse: bool,
                real: bool) -> Tensor:
-    t = asarray(x)
+    t = x if isinstance(x, Tensor) else Tensor(x)
     if real and not inverse:
-        t = t if t.dtype in (float32, float64) else astype(t, float32)
+        t = t if t.dtype in (mskernel.float32, mskernel.float64) else ops.cast(t, mskernel.float32)
     elif not t.dtype.is_complex:
-        t = astype(t, complex128 if t.dtype == float64 else complex64)
-    return _op("fft", t, axis=axis, n=n, norm=norm or "backward", inverse=inverse, real=real)
+        t = ops.cast(t, mskernel.complex128 if t.dtype == mskernel.float64 else mskernel.complex64)
+    return ops.apply("fft", t, axis=axis, n=n, norm=norm or "backward", inverse=inverse, real=real)
 
 
 def fft(x: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> Tensor:
@@ -39,3 +38,6 @@ def rfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = 
 def irfft(x: Any, n: Optional[int] = None, axis: int = -1, norm: Optional[str] = None) -> Tensor:
     """The inverse of :func:`rfft`: ``n`` (default ``2 * (m - 1)``) real values."""
     return _transform(x, n, axis, norm, True, True)
+
+
+FUNCTIONS = ("fft", "ifft", "rfft", "irfft")
