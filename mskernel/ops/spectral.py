@@ -4,7 +4,7 @@ complex in, ``n`` reals out, default ``2 * (m - 1)``); the input cut or zero-pad
 
 from __future__ import annotations
 
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
@@ -47,8 +47,9 @@ OPS: list[OpDef] = [
 
 
 def _fft_samples(rng: np.random.Generator) -> Iterator[OpSample]:
-    cases = (((8,), {}), ((3, 7), {"norm": "ortho"}), ((4, 5), {"axis": 0, "norm": "forward"}),
-             ((2, 6), {"n": 9}), ((2, 9), {"n": 4, "norm": "ortho"}), ((0, 4), {}), ((3, 1), {"n": 1}))
+    cases: list[tuple[tuple[int, ...], dict[str, Any]]] = [((8,), {}), ((3, 7), {"norm": "ortho"}), (
+        (4, 5), {"axis": 0, "norm": "forward"}), ((2, 6), {"n": 9}), ((2, 9), {"n": 4, "norm": "ortho"}),
+        ((0, 4), {}), ((3, 1), {"n": 1})]
     for inverse, real in ((False, False), (True, False), (False, True), (True, True)):
         for i, (shape, attrs) in enumerate(cases):
             dt = ("float" if real and not inverse else "complex") + \
