@@ -26,10 +26,10 @@ def main() -> None:
     x, box = md.lattice(args.n, 0.8)
     v = md.maxwell_boltzmann(args.n, 1.0)
     energy = md.lennard_jones(box, cutoff=2.5)
-    warm = md.Simulation(x, v, box, energy, dt=0.005, chunk=10, skin=0.5,
+    warm = md.Simulation(x, v, box, energy, dt=0.005, chunk=5, skin=0.6,
                          thermostat=md.Thermostat("langevin", 1.0, friction=1.0))
     warm.run(args.equilibrate, record_every=args.equilibrate)
-    sim = md.Simulation(warm.x, warm.v, box, energy, dt=0.005, chunk=10, skin=0.5)
+    sim = md.Simulation(warm.x, warm.v, box, energy, dt=0.005, chunk=5, skin=0.6)
     traj = sim.run(args.steps, record_every=100)
     r, g = md.radial_distribution(sim.x, box, 3.0, bins=120)
     peak = int(np.argmax(g))
