@@ -24,6 +24,7 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-linalg": tuple(f"ops.{n}" for n in
                              ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")),
     "mskernel-quantum": ("quantum",),
+    "mskernel-federated": ("federated",),
     "mskernel-science": ("science", "ops.fft", "ops.ifft", "ops.rfft", "ops.irfft"),
 }
 
