@@ -26,8 +26,9 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The most lines of Python the core package may hold (see the module docstring).
-CORE_BUDGET = 20_100
+#: The most lines of Python the core package may hold (see the module docstring).  20,120:
+#: the primitive op fft (schema, reference, samples; its functional ops live in a plugin).
+CORE_BUDGET = 20_120
 NATIVE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 
 

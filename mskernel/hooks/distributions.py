@@ -26,6 +26,7 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-quantum": ("quantum",),
     "mskernel-federated": ("federated",),
     "mskernel-reinforcement": ("rl",),
+    "mskernel-science": ("science", "ops.fft", "ops.ifft", "ops.rfft", "ops.irfft"),
 }
 
 _PROVIDER = {name: dist for dist, names in KNOWN_DISTRIBUTIONS.items() for name in names}

@@ -14,7 +14,7 @@ from .samples import SAMPLES_RULE
 #: ``SAMPLES`` (op name → sample function).
 FAMILIES = (
     "elementwise", "reduction", "linalg", "nn", "conv", "shape", "indexing", "sorting",
-    "random", "control", "state",
+    "random", "control", "state", "spectral",
 )
 
 

@@ -26,10 +26,11 @@ from typing import Any
 from . import (
     batch_axes, batch_control, batch_elementwise, batch_indexing, batch_linalg, batch_nn,
     batch_random, batch_shape, conv, elementwise, indexing, linalg, nn, reduction, shape, sorting,
+    spectral,
 )
 from ._ops import JvpRule, VjpRule
 
-_FAMILIES = (elementwise, reduction, linalg, nn, conv, shape, indexing, sorting)
+_FAMILIES = (elementwise, reduction, linalg, nn, conv, shape, indexing, sorting, spectral)
 _BATCH_FAMILIES = (batch_elementwise, batch_axes, batch_shape, batch_linalg, batch_nn,
                    batch_indexing, batch_control, batch_random)
 

@@ -17,7 +17,7 @@ rules = RuleTable()
 
 _REDUCTIONS = ("sum", "prod", "mean", "var", "std", "max", "min", "logsumexp", "all", "any")
 _ALONG_AXIS = ("sort", "argsort", "topk", "cumsum", "cumprod", "cummax", "cummin", "softmax",
-               "log_softmax")
+               "log_softmax", "fft")
 
 
 def _over_axes(op: str) -> BatchRule:
