@@ -7,6 +7,12 @@ beside that backend when it has one (:mod:`mskernel.runtime.host_kernels`), else
 next capable backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow / warn / deny,
 default warn), with its inputs and outputs transferred — the same rule the partitioner
 applies to graphs.
+
+An effectful op (``OpDef.effectful``: a collective, an I/O op) whose ``!token`` is its last
+input and last output is applied to its tensors alone: under a trace the token is the trace's
+(:meth:`~mskernel.frontend.trace.Trace.effect`), so effects are recorded in program order; in
+eager mode each call runs at once, in order.  The result is its tensor outputs (the token
+left out); interposers see the op without its token too.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ from ..errors import BackendError, OpError
 from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, attr_key
+from ..ir.types import TOKEN
 from ..runtime.backend import Backend, CompileOptions, DeviceArray
 from ..runtime.executor import installed_host_kernels, transfer
 from ..runtime.host_kernels import HostKernelExecutable
 from ..runtime.partition import FallbackWarning
+from ..runtime.state import TOKEN_VALUE
 from .device import current_device
 from ..ir.source import user_location
 from .tensor import Tensor
@@ -96,6 +104,9 @@ def _apply_base(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
     trace = active_trace()
     if trace is not None:
         values = [trace.value_of(a) for a in args]
+        if not regions and host().ops.get(op).effectful:
+            effect = trace.effect(op, values, attrs, loc=user_location())
+            return _effect_result(tuple(Tensor._traced(v, trace) for v in effect))
         out = trace.builder.op(op, *values, regions=regions, loc=user_location(), **attrs)
         if isinstance(out, tuple):
             return tuple(Tensor._traced(v, trace) for v in out)
@@ -104,6 +115,12 @@ def _apply_base(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
         if a._trace is not None:
             raise _escaped(op, a)
     return _run_eager(op, args, attrs, regions)
+
+
+def _effect_result(outputs: tuple[Tensor, ...]) -> Result:
+    """What applying an effectful op returns: its one tensor output, or the tuple of them
+    (empty for an op that returns only its token)."""
+    return outputs[0] if len(outputs) == 1 else outputs
 
 
 def cached_binary(op: str, a: Tensor, b: Tensor) -> Optional[Tensor]:
@@ -129,20 +146,30 @@ def _escaped(op: str, tensor: Tensor) -> Exception:
 
 
 class _EagerKernel:
-    """One cached eager op: its executable, the backend it runs on, output arity."""
+    """One cached eager op: its executable, the backend it runs on, output arity, and
+    whether it is effectful (then its graph takes and returns a token after the tensors)."""
 
-    __slots__ = ("executable", "runs_on", "home", "multi")
+    __slots__ = ("executable", "runs_on", "home", "multi", "effectful")
 
-    def __init__(self, executable: Any, runs_on: Backend, home: Backend, multi: bool) -> None:
+    def __init__(self, executable: Any, runs_on: Backend, home: Backend, multi: bool,
+                 effectful: bool = False) -> None:
         self.executable = executable
         self.runs_on = runs_on
         self.home = home
         self.multi = multi
+        self.effectful = effectful
 
     def __call__(self, arrays: list[DeviceArray]) -> list[DeviceArray]:
+        if self.effectful:
+            return self._run_effect(arrays)
         if self.runs_on is self.home:
             return self.executable.run(arrays)
         outs = self.executable.run([transfer(a, self.runs_on) for a in arrays])
+        return [transfer(o, self.home) for o in outs]
+
+    def _run_effect(self, arrays: list[DeviceArray]) -> list[DeviceArray]:
+        moved = [transfer(a, self.runs_on) for a in arrays]
+        outs = self.executable.run([*moved, TOKEN_VALUE])[:-1]
         return [transfer(o, self.home) for o in outs]
 
 
@@ -197,19 +224,24 @@ def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[s
                    regions: Sequence[Graph]) -> _EagerKernel:
     builder = GraphBuilder(op, host().ops)
     inputs = [builder.input(a.type) for a in args]
+    effectful = not regions and builder.registry.get(op).effectful
+    if effectful:  # ordered after everything so far: the caller's token
+        inputs.append(builder.input(TOKEN, "token"))
     try:
         node, multi = builder.make_node(op, inputs, attrs, regions=regions)
     except OpError:  # rebuild the message with the user's line
         node, multi = builder.make_node(op, inputs, attrs, regions=regions, loc=user_location())
+    if effectful:
+        multi = len(node.outputs) != 2
     builder.append(node)
     graph = builder.build(list(node.outputs))
     if home.capabilities().reason_unsupported(node) is not None:  # a plugin's host kernel?
         kernel = installed_host_kernels().get(op)
         if kernel is not None and kernel.reason_unsupported(node) is None:
             executable = HostKernelExecutable(graph, home, {op: kernel})
-            return _EagerKernel(executable, home, home, multi)
+            return _EagerKernel(executable, home, home, multi, effectful)
     runs_on = _capable_backend(home, node, op)
-    return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi)
+    return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi, effectful)
 
 
 _warned: set[tuple[str, str]] = set()

@@ -19,7 +19,7 @@ from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, Value
 from ..ir.source import return_site
-from ..ir.types import TOKEN, RefType, TensorType
+from ..ir.types import TOKEN, RefType, TensorType, TokenType
 from ..runtime.state import TOKEN_VALUE, RefCell
 from .parameter import Parameter
 from .pytree import TreeDef, flatten
@@ -112,6 +112,22 @@ class Trace:
         new = self.value_of(value)
         self._current_token = self.builder.op("ref_store", self._ref(param), new, self._token_value())
         self._loaded[id(param)] = new
+
+    def effect(self, op: str, values: Sequence[Value], attrs: dict[str, Any],
+               loc: Any = None) -> tuple[Value, ...]:
+        """Record an effectful op ordered after every effect so far: ``values`` are its
+        operands but the ``!token``, which the trace appends; returns the op's outputs but
+        the ``!token`` it returns, which becomes the trace's current token."""
+        if self.parent is not None:
+            raise MskernelError(
+                f"op '{op}' has side effects, which a branch or loop body cannot order; "
+                "call it before or after the control-flow op")
+        node, _ = self.builder.make_node(op, [*values, self._token_value()], attrs, loc=loc)
+        if not node.outputs or not isinstance(node.outputs[-1].type, TokenType):
+            raise MskernelError(f"effectful op '{op}' must return its !token last")
+        self.builder.append(node)
+        *results, self._current_token = node.outputs
+        return tuple(results)
 
     def _ref(self, param: "Parameter") -> Value:
         key = id(param)
