@@ -42,7 +42,8 @@ def _digest(header: str) -> int:
 
 
 def _bytes(array: np.ndarray) -> np.ndarray:
-    """A C-contiguous array's memory as bytes (no copy when it is already contiguous)."""
+    """An array's memory as bytes: a view of a C-contiguous array (a received result is written
+    there), a contiguous copy of any other (only ever sent)."""
     return np.ascontiguousarray(array).reshape(-1).view(np.uint8)
 
 
@@ -96,7 +97,8 @@ class ProcessGroup:
         """Rank ``root``'s ``x`` on every rank."""
         self._check_rank(root, "broadcast", "root")
         self._agree(f"broadcast root={root}", x)
-        out = np.array(x, copy=True) if self.rank == root else np.empty_like(x)
+        out = np.array(x, copy=True, order="C") if self.rank == root else np.empty(x.shape,
+                                                                                  x.dtype)
         if self.comm is not None:
             self._call("broadcast", lambda: self.comm.Bcast(_bytes(out), root=root))
         return out
@@ -107,7 +109,7 @@ class ProcessGroup:
         self._agree(f"all_to_all split_axis={split_axis} concat_axis={concat_axis}", x)
         blocks = np.moveaxis(x, split_axis, 0)
         blocks = blocks.reshape(self.size, blocks.shape[0] // self.size, *blocks.shape[1:])
-        received = np.empty_like(blocks)
+        received = np.empty(blocks.shape, blocks.dtype)
         if self.comm is None:
             received[...] = blocks
         else:
