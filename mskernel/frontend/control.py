@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from ..ir.graph import Graph, Value
-from ..ir.types import TensorType
+from ..ir.types import TensorType, Type
 from . import functional as F
 from .autograph.callables import user_callables
 from .conditions import ControlFlowError, predicate
@@ -38,7 +38,7 @@ def _is_traced(value: Any) -> bool:
     return isinstance(value, Tensor) and value.is_traced
 
 
-def _check_same(what: str, expected: Sequence[TensorType], got: Sequence[TensorType],
+def _check_same(what: str, expected: Sequence[Type], got: Sequence[Type],
                 expected_tree: TreeDef, got_tree: TreeDef) -> None:
     if expected_tree != got_tree:
         raise ControlFlowError(f"{what}: structure {got_tree} differs from {expected_tree}")
@@ -186,9 +186,9 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None,
 
 
 def _scan_length(x_leaves: Sequence[Tensor], length: int | None) -> int:
-    lengths = {x.shape[0] if x.ndim else None for x in x_leaves}
-    if None in lengths:
+    if any(x.ndim == 0 for x in x_leaves):
         raise ControlFlowError("scan: every leaf of xs needs a leading axis to scan over")
+    lengths = {x.shape[0] for x in x_leaves}
     if length is not None:
         lengths.add(length)
     if len(lengths) != 1:
@@ -218,7 +218,8 @@ def _traced_scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, x_leaves: 
     # The types of y come from tracing one step on its own (the probe graph is discarded).
     index_type = TensorType(F.asarray(0).dtype, ())
     probe, y_tree, _ = trace_function(y_of_step, [*(c.type for c in carry), index_type], "scan_step")
-    buffers = [F.zeros((n, *t.shape), t.dtype) for t in probe.output_types]
+    y_types = [t for t in probe.output_types if isinstance(t, TensorType)]  # every one
+    buffers = [F.zeros((n, *t.shape), t.dtype) for t in y_types]
     step = -1 if reverse else 1
 
     def body(state: tuple[Tensor, Any, list[Tensor]]) -> tuple[Tensor, Any, list[Tensor]]:

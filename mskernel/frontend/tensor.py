@@ -186,7 +186,7 @@ class Tensor(_Methods):
             return f"Tensor(traced, shape={self.shape}, dtype={self.dtype})"
         formatter = {"float_kind": _bfloat16_text} if self.dtype.name == "bfloat16" else None
         body = np.array2string(self._data.to_host(), separator=", ", prefix="Tensor(",
-                               formatter=formatter)
+                               formatter=formatter)  # type: ignore[arg-type]  # numpy's TypedDict
         return f"Tensor({body}, dtype={self.dtype})"
 
     def __hash__(self) -> int:
@@ -210,6 +210,6 @@ def _bfloat16_text(v: float) -> str:
     for digits in range(1, 10):
         text = np.format_float_positional(np.float32(v), precision=digits, unique=False,
                                           fractional=False, trim=".")
-        if round_to_bfloat16(np.float32(float(text))) == np.float32(v):
+        if round_to_bfloat16(np.array(float(text), np.float32)) == np.float32(v):
             return text
     return str(np.float32(v))

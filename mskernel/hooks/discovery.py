@@ -2,17 +2,24 @@
 
 A plugin is an entry point in the group ``mskernel.plugins`` of an installed distribution.
 Everything decided here — which plugins exist, which are switched off, which cannot run with
-this core — is read from ``*.dist-info`` metadata; no plugin module is imported.
+this core — is read from ``*.dist-info`` metadata; no plugin module is imported.  Requirement
+lines, environment markers and versions are read by ``packaging``, the reference
+implementation of PEP 440 and PEP 508 that pip uses, so a plugin is judged compatible exactly
+when pip would install it beside this core.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
 import os
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Optional
+from typing import Iterable, Optional
 
-from .versions import normalize_name, requirement_on, satisfies
+from packaging.requirements import Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
 
 GROUP = "mskernel.plugins"
 DISABLE_ENV = "MSKERNEL_DISABLE_PLUGINS"
@@ -48,6 +55,23 @@ def discover() -> list[Candidate]:
     return [seen[name] for name in sorted(seen)]
 
 
+def requirement_on(requirements: Iterable[str], distribution: str) -> Optional[SpecifierSet]:
+    """What the ``Requires-Dist`` lines ask of ``distribution`` on this interpreter: the
+    specifiers of every line naming it whose environment marker holds with no extra selected
+    (a line under ``extra == ...`` belongs to an optional extra), combined; ``None`` when no
+    line requires it.  Raises ``ValueError`` (``InvalidRequirement``) for an unreadable line.
+
+    >>> str(requirement_on(["numpy>=1.26", "mskernel>=1,<2", "mskernel>=1.2; extra == 'gpu'"],
+    ...                    "mskernel"))
+    '<2,>=1'
+    """
+    wanted = canonicalize_name(distribution)
+    specifiers = [req.specifier for req in map(Requirement, requirements)
+                  if canonicalize_name(req.name) == wanted
+                  and (req.marker is None or req.marker.evaluate({"extra": ""}))]
+    return functools.reduce(operator.and_, specifiers) if specifiers else None
+
+
 def disabled_names() -> set[str]:
     """Plugin or distribution names switched off by ``MSKERNEL_DISABLE_PLUGINS``
     (comma-separated; ``all``, ``*`` or ``1`` disables every discovered plugin)."""
@@ -57,16 +81,18 @@ def disabled_names() -> set[str]:
 
 def is_disabled(candidate: Candidate, disabled: set[str]) -> bool:
     """Whether ``disabled`` names the plugin or its distribution (``-``/``_`` alike)."""
-    wanted = {normalize_name(name) for name in disabled}
-    mine = {normalize_name(candidate.name), normalize_name(candidate.distribution)}
+    wanted = {canonicalize_name(name) for name in disabled}
+    mine = {canonicalize_name(candidate.name), canonicalize_name(candidate.distribution)}
     return bool(wanted & ({"all", "*", "1"} | mine))
 
 
 def incompatibility(candidate: Candidate, core_version: str) -> Optional[str]:
-    """Why the plugin cannot run with this core (``None`` when it can), with the remedy."""
+    """Why the plugin cannot run with this core (``None`` when it can), with the remedy.  A
+    pre-release core is held to the bounds like any other version, not refused for being a
+    pre-release."""
     try:
-        spec = requirement_on(list(candidate.requires), CORE_DISTRIBUTION)
-        ok = satisfies(core_version, spec or "")
+        spec = requirement_on(candidate.requires, CORE_DISTRIBUTION)
+        ok = spec is None or spec.contains(core_version, prereleases=True)
     except ValueError as exc:
         return f"cannot read its requirement on mskernel: {exc}"
     if ok:

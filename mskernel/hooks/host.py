@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Optional
 
 import pluggy
+from packaging.utils import canonicalize_name
 
 from .._version import __version__
 from ..errors import MissingPluginError, PluginError
@@ -32,7 +33,6 @@ from .discovery import Candidate, discover, disabled_names, incompatibility, is_
 from .info import PluginInfo, PluginRecord
 from .markers import PROJECT
 from .registries import CommandRegistry, NamespaceRegistry, Scoped
-from .versions import normalize_name
 
 CORE = "mskernel"
 
@@ -98,8 +98,9 @@ class PluginHost:
                 self._load_candidate(candidate, disabled)
 
     def _load_candidate(self, candidate: Candidate, disabled: set[str]) -> None:
-        base = dict(name=candidate.name, distribution=candidate.distribution,
-                    version=candidate.version, entry_point=candidate.entry_point.value)
+        base: dict[str, Any] = dict(
+            name=candidate.name, distribution=candidate.distribution, version=candidate.version,
+            entry_point=candidate.entry_point.value)
         if is_disabled(candidate, disabled):
             self.records[candidate.name] = PluginRecord(
                 **base, status="disabled", reason="switched off by MSKERNEL_DISABLE_PLUGINS")
@@ -307,7 +308,7 @@ class PluginHost:
     def _missing_namespace_message(self, name: str) -> str:
         distribution = KNOWN_PROVIDERS.get(name, f"mskernel-{name}")
         for rec in self.records.values():
-            if (normalize_name(rec.distribution) == distribution or rec.name == name
+            if (canonicalize_name(rec.distribution) == distribution or rec.name == name
                     or f"namespace:{name}" in rec.provides):
                 see = f"(see `mskernel plugins info {rec.name}`)"
                 if rec.status == "ok":

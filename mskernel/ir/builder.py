@@ -14,7 +14,7 @@ line that made it, so errors about it point there.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from typing import Any, Optional, Sequence
 
 from ..defaults import or_default_ops
 from ..errors import OpError
@@ -46,8 +46,9 @@ class GraphBuilder:
         regions: Sequence[Graph] = (),
         loc: Optional[SourceLoc] = None,
         **attrs: Any,
-    ) -> Union[Value, tuple[Value, ...]]:
-        """Append a node; return its output, or the tuple of outputs for a multi-output op."""
+    ) -> Any:
+        """Append a node; return its output :class:`Value`, or the tuple of outputs for a
+        multi-output op (the op decides, so the static type is ``Any``)."""
         if loc is None:
             loc = caller_location()
         node, multi = self.make_node(op, inputs, attrs, regions=regions, loc=loc)

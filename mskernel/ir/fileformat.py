@@ -25,11 +25,11 @@ from importlib import metadata
 from typing import Any, Mapping, Optional, Union
 
 import numpy as np
+from packaging.version import InvalidVersion, Version
 
 from .._version import __version__
 from ..defaults import or_default_ops
 from ..errors import FileFormatError, MskernelError, UnknownOpError
-from ..hooks.versions import satisfies
 from .container import (
     ALIGNMENT, Kind, PathLike, quote_name, read_container, write_container,
 )
@@ -161,8 +161,8 @@ def _check_requires(path: str, header: dict[str, Any],
 
 def _at_least(installed: str, recorded: str) -> bool:
     try:
-        return satisfies(installed, f">={recorded}")
-    except ValueError:
+        return Version(installed) >= Version(recorded)
+    except InvalidVersion:
         return True  # a version this check cannot read is not held against the user
 
 

@@ -24,11 +24,13 @@ _FUNCTIONAL = ("mskernel.frontend.functional", "mskernel.frontend.control")
 
 def __getattr__(name: str):
     """``mskernel.ops.exp(x)`` and the other functional ops (and ``cond``, ``while_loop``,
-    ``fori_loop``, ``scan``, ``switch``), loaded on first access."""
+    ``fori_loop``, ``scan``, ``switch``) come from the frontend, loaded on first access and
+    then kept here, so ``ops.exp`` in a layer's hot path is a plain attribute lookup."""
     from importlib import import_module
 
     for module in _FUNCTIONAL:
         mod = import_module(module)
         if name in getattr(mod, "__all__", ()):
-            return getattr(mod, name)
+            value = globals()[name] = getattr(mod, name)
+            return value
     raise AttributeError(f"module 'mskernel.ops' has no attribute {name!r}")

@@ -25,6 +25,7 @@ float32.
 from __future__ import annotations
 
 import math
+from types import EllipsisType
 from typing import Callable, Optional, Sequence
 
 import numpy as np
@@ -155,7 +156,9 @@ def _conv_transpose(x: np.ndarray, w: np.ndarray, stride: Ints, padding: Ints,
     spread = np.zeros(x.shape[:2] + tuple((size - 1) * s + 1
                                           for size, s in zip(x.shape[2:], window.stride)),
                       xc.dtype)
-    spread[(Ellipsis, *(slice(None, None, s) for s in window.stride))] = xc
+    every_stride: tuple[EllipsisType | slice, ...] = (
+        ..., *(slice(None, None, s) for s in window.stride))
+    spread[every_stride] = xc
     edges = [ext - 1 for ext in window.extents]
     spread = pad(spread, [(e - lo, e - hi + o)
                           for e, (lo, hi), o in zip(edges, window.padding, extra)], 0)

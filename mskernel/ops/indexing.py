@@ -70,7 +70,7 @@ def _in_range(op: str, indices: np.ndarray, size: int, dim: str, *,
     bad = (indices < 0) | (indices >= size)
     if bad.any():
         pos = np.unravel_index(int(np.argmax(bad)), bad.shape)
-        where = ", ".join(str(int(p)) for p in (*pos, *tail))
+        where = ", ".join(str(p) for p in (*map(int, pos), *tail))
         raise IndexError(
             f"{op}: index {indices[pos]} at {operand}[{where}] is out of range for {dim} of "
             f"size {size}; IR indices lie in [0, {size}) (negative indices are normalised by "
@@ -163,7 +163,7 @@ def _scatter_infer(x: TensorType, indices: TensorType, updates: TensorType, *, a
 def _scatter(x: np.ndarray, indices: np.ndarray, updates: np.ndarray, *, axis: int,
              reduce: str) -> np.ndarray:
     ax = axis % x.ndim
-    coords = list(np.indices(indices.shape, sparse=True))
+    coords: list[np.ndarray] = list(np.indices(indices.shape, sparse=True))
     coords[ax] = _in_range("scatter", indices, x.shape[ax], f"axis {ax}")
     rows = _row_major(coords, x.shape, indices.shape)
     return _scatter_rows(x, x.ndim, rows, updates, reduce)

@@ -281,7 +281,8 @@ def _fold_in_infer(key: Type, *, data: int) -> TensorType:
 
 
 def _random_fold_in(key: np.ndarray, *, data: int) -> np.ndarray:
-    y0, y1 = threefry2x32(key, np.uint32(_FOLD_IN_TAG), np.uint32(data & _MASK32))
+    tag, word = (np.array(w, np.uint32) for w in (_FOLD_IN_TAG, data & _MASK32))
+    y0, y1 = threefry2x32(key, tag, word)
     return np.array([y0, y1], np.uint32)
 
 
@@ -298,7 +299,7 @@ def _random_bits(key: np.ndarray, *, shape: Shape) -> np.ndarray:
 
 def _bounds(minval: float, maxval: float, dt: DType) -> tuple[float, float]:
     """``minval`` and ``maxval`` rounded to ``dt``."""
-    lo, hi = (float(_to_dtype(np.float64(v), dt)) for v in (minval, maxval))
+    lo, hi = (float(_to_dtype(np.array(v, np.float64), dt)) for v in (minval, maxval))
     return lo, hi
 
 

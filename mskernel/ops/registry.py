@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -279,7 +279,7 @@ class OpRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._ops
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[OpDef]:
         return iter(sorted(self._ops.values(), key=lambda op: op.name))
 
     def __len__(self) -> int:

@@ -17,7 +17,7 @@ graph runs, not when it compiles.
 
 from __future__ import annotations
 
-from typing import Mapping, Optional
+from typing import Mapping, Optional, cast
 
 import numpy as np
 
@@ -67,14 +67,14 @@ class _Folder:
         if not node.inputs:
             self.sources.update((v, node) for v in node.outputs)
             return None
-        args = [self._value(v) for v in node.inputs]
-        if any(a is None for a in args):
+        args = [a for a in map(self._value, node.inputs) if a is not None]
+        if len(args) < len(node.inputs):
             return None
         results = self._evaluate(node, args)
         if results is None:
             return None
-        constants = tuple(make_constant(self.registry, r, v.type)
-                          for v, r in zip(node.outputs, results))
+        constants = tuple(make_constant(self.registry, r, cast(TensorType, v.type))
+                          for v, r in zip(node.outputs, results))  # _foldable: all tensors
         for constant, result in zip(constants, results):
             self.known[constant.output] = result
         return Replacement(constants, tuple(c.output for c in constants))
@@ -83,10 +83,10 @@ class _Folder:
         opdef = self.registry.get(node.op)
         if opdef.effectful or opdef.has_trait("random") or node.regions:
             return False
-        values = (*node.inputs, *node.outputs)
-        if not all(isinstance(v.type, TensorType) for v in values):
+        if not all(isinstance(v.type, TensorType) for v in node.inputs):
             return False
-        return all(v.type.size <= self.max_elements for v in node.outputs)
+        return all(isinstance(v.type, TensorType) and v.type.size <= self.max_elements
+                   for v in node.outputs)
 
     def _value(self, value: Value) -> Optional[np.ndarray]:
         source = self.sources.pop(value, None)

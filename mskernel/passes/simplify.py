@@ -56,6 +56,7 @@ def _identity_operand(neutral: int, operands: tuple[int, ...], *, real_only: boo
 
     def pattern(node: Node, producers: Producers, context: PassContext) -> PatternResult:
         out = node.output.type
+        assert isinstance(out, TensorType)  # an arithmetic op's result
         if real_only and out.dtype.is_complex:
             return None
         for position in operands:
@@ -84,7 +85,9 @@ ARITHMETIC = Patterns([
 
 
 def _permutation(node: Node) -> tuple[int, ...]:
-    rank = node.inputs[0].type.rank
+    x = node.inputs[0].type
+    assert isinstance(x, TensorType)  # transpose's operand
+    rank = x.rank
     perm = node.attrs["perm"]
     if perm is None:
         return tuple(reversed(range(rank)))
@@ -112,7 +115,9 @@ def reshape_chain(node: Node, producers: Producers, context: PassContext) -> Pat
     inner = producers.get(node.inputs[0])
     if inner is None or inner.op not in RESHAPES:
         return None
-    return make_node(context, "reshape", inner.inputs[0], shape=node.output.type.shape)
+    out = node.output.type
+    assert isinstance(out, TensorType)  # a reshape's result
+    return make_node(context, "reshape", inner.inputs[0], shape=out.shape)
 
 
 def same_type_noop(node: Node, producers: Producers, context: PassContext) -> PatternResult:

@@ -9,15 +9,20 @@ diff (and the SDK's version) before committing it.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
+import subprocess
+import sys
 import types
+import typing
 from pathlib import Path
 from typing import Any
 
 import mskernel_sdk
 
 SNAPSHOT = Path(__file__).with_name("facade.txt")
+QUALIFIER = re.compile(r"\b(?:[A-Za-z_]\w*\.)+")  # "mskernel.ir.types.TensorType" -> "TensorType"
 
 
 def _members(cls: type) -> list[str]:
@@ -54,6 +59,8 @@ def render(name: str, obj: Any) -> list[str]:
         return [f"class {name}{signature}", *_members(obj)]
     if inspect.isfunction(obj) or isinstance(obj, types.BuiltinFunctionType):
         return [f"def {name}{inspect.signature(obj)}"]
+    if typing.get_origin(obj) is not None:  # a type alias: its meaning, without module paths
+        return [f"{name} = {QUALIFIER.sub('', repr(obj))}"]
     # Instances are recorded by type and, for plain data, value; an object's default repr
     # names the module its class lives in, which moves between releases of the library
     # that defines it (pluggy's HookimplMarker did).
@@ -91,10 +98,63 @@ def test_the_sdks_own_names_are_documented():
 
 def test_core_requirement_pins_the_running_series():
     from mskernel import __version__
-    from mskernel.hooks.versions import satisfies
+    from packaging.requirements import Requirement
 
-    spec = mskernel_sdk.core_requirement().removeprefix("mskernel")
-    assert satisfies(__version__, spec)
+    spec = Requirement(mskernel_sdk.core_requirement()).specifier
+    assert spec.contains(__version__)
     major, minor = (int(p) for p in __version__.split(".")[:2])
     next_series = f"{major}.{minor + 1}" if major == 0 else f"{major + 1}.0"
-    assert not satisfies(next_series, spec)
+    assert not spec.contains(next_series)
+
+
+IMPORT_PROBE = """
+import json, sys, time
+before = set(sys.modules)
+start = time.perf_counter()
+import mskernel_sdk
+seconds = time.perf_counter() - start
+host = sys.modules.get("mskernel.hooks.host")
+print(json.dumps({"seconds": seconds, "modules": sorted(set(sys.modules) - before),
+                  "host_created": getattr(host, "_host", None) is not None}))
+"""
+
+
+def test_importing_the_facade_loads_no_plugin_no_host_and_no_pytest(capsys):
+    """Every plugin module imports the facade, so importing it must not discover or load
+    plugins, nor pull in pytest (the conformance kit's session is loaded by pytest only)."""
+    done = subprocess.run([sys.executable, "-c", IMPORT_PROBE], capture_output=True, text=True,
+                          check=True, env={k: v for k, v in os.environ.items()
+                                           if not k.startswith("MSKERNEL_")})
+    seen = json.loads(done.stdout)
+    roots = {m.split(".")[0] for m in seen["modules"]}
+    assert not {r for r in roots if r.startswith("mskernel_")} - {"mskernel_sdk"}
+    assert "pytest" not in roots and "_pytest" not in roots
+    assert "mskernel_sdk.kit.session" not in seen["modules"]
+    assert seen["host_created"] is False
+    with capsys.disabled():
+        print(f"\nimport mskernel_sdk: {seen['seconds'] * 1000:.0f} ms in a fresh interpreter, "
+              f"{len(seen['modules'])} modules")
+
+
+def test_core_ops_are_the_cores_own_definitions_by_trait(fresh_host):
+    elementwise = mskernel_sdk.core_ops("elementwise")
+    assert {"add", "exp", "where", "cast"} <= set(elementwise)
+    assert "matmul" not in elementwise and "sum" in mskernel_sdk.core_ops("reduction")
+    assert all(op.owner == "mskernel" and op.has_trait("elementwise")
+               for op in elementwise.values())
+
+    class acme:  # a plugin's elementwise op is not a core op
+        @mskernel_sdk.hookimpl
+        def mskernel_register_ops(registry):
+            registry.define(mskernel_sdk.OpDef("acme.twice", ("x",), lambda x: x,
+                                               lambda x: 2 * x, traits={"elementwise"}))
+
+    mskernel_sdk.register_plugin(acme, "acme")
+    assert "acme.twice" in mskernel_sdk.op_registry()
+    assert "acme.twice" not in mskernel_sdk.core_ops("elementwise")
+    assert "matmul" in mskernel_sdk.core_ops() and "acme.twice" not in mskernel_sdk.core_ops()
+
+
+def test_the_installed_sdk_is_typed(sdk_site):
+    """PEP 561: a plugin's type checker reads the facade's annotations from the package."""
+    assert (sdk_site / "mskernel_sdk" / "py.typed").is_file()

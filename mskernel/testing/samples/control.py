@@ -42,9 +42,9 @@ def _if(rng: np.random.Generator) -> Iterator[OpSample]:
         for pred in (True, False):
             yield OpSample("If", (_pred(pred), x, n), regions=(then_region, else_region))
     cell_type = tensor_type("f64", (2,))
-    types = (RefType(cell_type), cell_type, TOKEN)
-    store = region("then", types, lambda b, v: (b.op("ref_store", v[0], v[1], v[2]),))
-    keep = region("else", types, lambda b, v: (v[2],))
+    cell_types = (RefType(cell_type), cell_type, TOKEN)
+    store = region("then", cell_types, lambda b, v: (b.op("ref_store", v[0], v[1], v[2]),))
+    keep = region("else", cell_types, lambda b, v: (v[2],))
     for pred in (True, False):
         cell = RefCell(cell_type, random_array(rng, (2,), "float64"))
         value = random_array(rng, (2,), "float64")

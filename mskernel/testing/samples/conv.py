@@ -8,6 +8,7 @@ from typing import Any, Iterator, Mapping
 
 import numpy as np
 
+from ...ir.types import Shape
 from .. import OpSample, SampleFn, random_array
 
 _FLOATS = ("float32", "float64", "float16", "bfloat16")
@@ -28,7 +29,7 @@ def _sample(op: str, rng: np.random.Generator, shapes: tuple[tuple[int, ...], ..
 
 
 # (label, x shape, w shape, attrs); the first two run on every float dtype.
-_CONV_CASES = (
+_CONV_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
     ("1d-stride-asym-pad", (2, 4, 9), (6, 4, 3), {"stride": (2,), "padding": (1, 2)}),
     ("2d-groups-dilation", (2, 4, 6, 5), (6, 2, 3, 2),
      {"stride": (1, 2), "padding": (0, 1, 2, 0), "dilation": (2, 1), "groups": 2}),
@@ -39,7 +40,7 @@ _CONV_CASES = (
     ("defaults", (1, 2, 4, 4), (2, 2, 2, 2), {}),
 )
 
-_CONV_TRANSPOSE_CASES = (
+_CONV_TRANSPOSE_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
     ("1d-stride-output-padding", (2, 4, 5), (4, 3, 3),
      {"stride": (2,), "padding": (1, 0), "output_padding": (1,)}),
     ("2d-groups-dilation", (1, 4, 3, 4), (4, 2, 2, 3),

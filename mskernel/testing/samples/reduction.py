@@ -8,7 +8,7 @@ table small while every (op, dtype) pair is still covered.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Iterator, Optional, TypedDict
 
 import numpy as np
 
@@ -53,7 +53,14 @@ _ACCUMULATION_TOLERANCE = {
 }
 
 
-def accumulation_tolerance(dt: str) -> dict[str, float]:
+class Tolerance(TypedDict, total=False):
+    """``rtol``/``atol`` keyword arguments of :class:`OpSample`."""
+
+    rtol: float
+    atol: float
+
+
+def accumulation_tolerance(dt: str) -> Tolerance:
     """``rtol``/``atol`` keyword arguments of :class:`OpSample` for a result that sums many
     terms of dtype ``dt`` (empty for exact dtypes): backends may add in another order or
     accumulate in the dtype itself."""

@@ -3,7 +3,7 @@ mskernel-autodiff registers through its entry point; from a source checkout wher
 installed, register the plugin module with the plugin host directly."""
 
 from mskernel.hooks.host import host
-from mskernel.ops import rule_registry
+from mskernel_sdk import rule_registry
 
 
 def pytest_configure(config) -> None:

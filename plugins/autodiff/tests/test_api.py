@@ -8,11 +8,9 @@ import torch
 
 import mskernel
 import mskernel.hooks.host as host_module
-from mskernel import ops
-from mskernel.frontend.jit import jit
-from mskernel.frontend.parameter import Parameter
+from mskernel import jit, ops
 from mskernel.hooks import plugin_host
-from mskernel.testing import assert_close
+from mskernel_sdk import Parameter, assert_close
 from mskernel_autodiff import api
 from mskernel_autodiff.api import GradientError
 

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import mskernel
-from mskernel import ops
-from mskernel.frontend.control import cond, fori_loop, scan, switch, while_loop
-from mskernel.frontend.jit import jit
+from mskernel import jit, ops
+from mskernel.ops import cond, fori_loop, scan, switch, while_loop
 from mskernel_autodiff.control import emit_while
 from mskernel_autodiff.testing import check_grads, numerical_jvp
 

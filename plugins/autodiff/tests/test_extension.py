@@ -13,13 +13,10 @@ import numpy as np
 import pytest
 
 import mskernel
-from mskernel import ops
-from mskernel.frontend.device import get_device, set_device
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.jit import jit
+from mskernel import get_device, jit, ops, set_device
 from mskernel.hooks import plugin_host
 from mskernel.hooks.host import fresh_host
-from mskernel.ops import op_registry
+from mskernel_sdk import apply, op_registry
 from mskernel_autodiff.lookup import MissingRuleError
 from mskernel_autodiff.testing import check_grads
 

@@ -8,11 +8,10 @@ import numpy as np
 import pytest
 
 import mskernel
-from mskernel import ops
-from mskernel.frontend.control import cond, fori_loop
-from mskernel.frontend.jit import jit
-from mskernel.ops import op_registry
+from mskernel import jit, ops
+from mskernel.ops import cond, fori_loop
 from mskernel.passes.dce import eliminate_dead_code
+from mskernel_sdk import op_registry
 from mskernel_autodiff.control import emit_while
 
 

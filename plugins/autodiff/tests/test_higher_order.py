@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 import mskernel
-from mskernel import ops
-from mskernel.frontend.jit import jit
+from mskernel import jit, ops
 from mskernel_autodiff.custom import CustomRuleError
 from mskernel_autodiff.lookup import RuleResultError
 from mskernel_autodiff.testing import check_grads, numerical_jvp

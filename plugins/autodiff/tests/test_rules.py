@@ -35,12 +35,8 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.jit import jit
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ops import op_registry, rule_registry
-from mskernel.testing.samples import samples_for
+from mskernel import jit
+from mskernel_sdk import Tensor, apply, dtype as to_dtype, op_registry, rule_registry, samples_for
 from mskernel_autodiff import api, rules
 
 H = 1e-6

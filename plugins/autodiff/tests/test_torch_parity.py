@@ -18,8 +18,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor, apply
 from mskernel_autodiff import api
 
 Params = dict[str, np.ndarray]

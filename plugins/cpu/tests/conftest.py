@@ -8,8 +8,7 @@ from typing import Any, Callable
 import pytest
 
 from mskernel.hooks.host import host
-from mskernel.ir.graph import Graph
-from mskernel.runtime import CompileOptions, compile_graph
+from mskernel_sdk import CompileOptions, Graph, compile_graph
 
 
 @pytest.fixture(scope="session")
@@ -48,8 +47,7 @@ def foreign_op(monkeypatch: pytest.MonkeyPatch) -> str:
     claims every core op."""
     import numpy as np
 
-    from mskernel.ops import op_registry
-    from mskernel.ops.registry import Attr, OpDef
+    from mskernel_sdk import Attr, OpDef, op_registry
 
     op = OpDef("tests.running_total", ("x",), lambda x, axis: x,
                lambda x, axis: np.cumsum(x, axis=axis, dtype=x.dtype),

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 
 from mskernel.cli import main
+from mskernel import bool_, float32, int32
 from mskernel.hooks.host import host
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.dtypes import ALL_DTYPES, bool_, float32, int32
-from mskernel.ops import op_registry
-from mskernel.runtime import FallbackWarning, compile_graph
+from mskernel.ir.dtypes import ALL_DTYPES
+from mskernel.runtime import FallbackWarning
+from mskernel_sdk import GraphBuilder, compile_graph, op_registry, tensor_type
 
 import mskernel_cpu
 from mskernel_cpu.native import load

@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from mskernel.hooks.host import host
-from mskernel.ir.types import TensorType, TokenType
-from mskernel.runtime import TOKEN_VALUE, DeviceArray, RefCell
-from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import assert_close, sample_graph
 from mskernel.testing.samples import sample_functions
+from mskernel_sdk import (
+    DeviceArray, RefCell, TOKEN_VALUE, TensorType, TokenType, assert_close, run_reference,
+    sample_graph,
+)
 
 from mskernel_cpu.fusion import FUSED_OP
 from mskernel_cpu.samples import SAMPLES as PRIVATE_SAMPLES
@@ -57,7 +57,7 @@ def test_samples_agree_with_reference(op, compile_cpu):
 def check_sample(expected_sample, sample, compile_cpu):
     graph = sample_graph(sample)
     with np.errstate(all="ignore"):
-        expected = run_graph(graph, list(expected_sample.args))
+        expected = run_reference(graph, list(expected_sample.args))
     actual = compile_cpu(graph).run(list(sample.args))
     what = str(sample)
     for value, got, want in zip(graph.outputs, actual, expected):

@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from mskernel.ir import GraphBuilder, tensor_type
+from mskernel_sdk import GraphBuilder, tensor_type
 
 import mskernel_cpu
 

@@ -8,12 +8,10 @@ import numpy as np
 import pytest
 
 from mskernel.hooks.host import host
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.verify import verify
-from mskernel.ops import op_registry
-from mskernel.runtime import CompileOptions, compile_graph
-from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import assert_close, random_array
+from mskernel_sdk import (
+    CompileOptions, GraphBuilder, assert_close, compile_graph, op_registry, random_array,
+    run_reference, tensor_type, verify,
+)
 
 from mskernel_cpu import fusion_codegen
 from mskernel_cpu.fusion import FUSED_OP, MAX_REGISTERS
@@ -57,7 +55,7 @@ def check_against_unfused(cpu, graph, arrays, *, fused_count=None):
     assert count >= 1 if fused_count is None else count == fused_count
     assert not fused_nodes(unfused)
     with np.errstate(all="ignore"):
-        expected = run_graph(graph, arrays)
+        expected = run_reference(graph, arrays)
     got_fused = run(fused, cpu, graph, arrays)
     got_unfused = run(unfused, cpu, graph, arrays)
     for value, a, b, want in zip(graph.outputs, got_fused, got_unfused, expected):
@@ -242,7 +240,7 @@ def test_generated_code_is_cached_on_disk(cpu, monkeypatch, tmp_path):
     assert len(cached) == 1 and cached[0].suffix == ".so"  # no temporary file left behind
     rng = np.random.default_rng(5)
     arrays = [random_array(rng, v.type.shape, "f64") for v in graph.inputs]
-    assert_close(run(executable, cpu, graph, arrays)[0], run_graph(graph, arrays)[0],
+    assert_close(run(executable, cpu, graph, arrays)[0], run_reference(graph, arrays)[0],
                  graph.outputs[0].type.dtype)
 
 
@@ -275,7 +273,7 @@ def test_a_folded_frozen_batch_norm_ends_in_the_conv_kernel(cpu):
     assert "cpu.conv_bias_act" in ops
     assert not ops & {"batch_norm", "rsqrt", "sub", "conv", "relu"}
     arrays = [random_array(rng, (2, 3, 6, 6), "f32"), random_array(rng, (4, 3, 3, 3), "f32")]
-    for got, want in zip(run(executable, cpu, graph, arrays), run_graph(graph, arrays)):
+    for got, want in zip(run(executable, cpu, graph, arrays), run_reference(graph, arrays)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
@@ -292,7 +290,7 @@ def test_reshapes_share_their_operands_buffer(cpu):
     t = b.op("reshape", x, shape=(24, 1))  # a view of a graph input
     graph = b.build([b.op("add", s, t), b.op("reshape", e, shape=(6, 4))])
     arrays = [random_array(np.random.default_rng(8), (4, 6), "f32")]
-    expected = run_graph(graph, arrays)
+    expected = run_reference(graph, arrays)
     for level in (0, 1):
         executable = compile_at(graph, level)
         for got, want in zip(run(executable, cpu, graph, arrays), expected):
@@ -309,7 +307,7 @@ def test_constants_are_held_by_the_plan(cpu):
     graph = b.build([b.op("mul", x, c), c])
     executable = compile_at(graph, 0)
     arrays = [np.array([2.0, 3.0, 4.0], np.float32)]
-    for got, want in zip(run(executable, cpu, graph, arrays), run_graph(graph, arrays)):
+    for got, want in zip(run(executable, cpu, graph, arrays), run_reference(graph, arrays)):
         np.testing.assert_array_equal(got, want)
 
 
@@ -328,7 +326,7 @@ def test_elementwise_results_overwrite_operands_that_die(cpu):
     assert len(in_place.memory_plan().buffers) == 1 < len(plain.memory_plan().buffers)
     args = [cpu.to_device(a, v.type) for v, a in zip(graph.inputs, arrays)]
     got = [out.to_host() for out in in_place.run(args)]
-    for g, want in zip(got, run_graph(graph, arrays)):
+    for g, want in zip(got, run_reference(graph, arrays)):
         assert_close(g, want, graph.outputs[0].type.dtype)
     np.testing.assert_array_equal(args[0].to_host(), kept)
 
@@ -351,7 +349,7 @@ def test_views_in_place_and_fusion_inside_a_loop(cpu):
     _, out = b.op("While", i0, x0, regions=(cond_graph, body_graph))
     graph = b.build([out])
     arrays = [np.array(0, np.int32), random_array(np.random.default_rng(11), (4, 6), "f32")]
-    (want,) = run_graph(graph, arrays)
+    (want,) = run_reference(graph, arrays)
     for level in (0, 1, 2):
         executable = compile_at(graph, level)
         assert_close(run(executable, cpu, graph, arrays)[0], want, graph.outputs[0].type.dtype)

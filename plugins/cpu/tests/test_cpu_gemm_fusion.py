@@ -10,11 +10,10 @@ import pytest
 
 import mskernel
 from mskernel import nn
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.dtypes import dtype as as_dtype
-from mskernel.runtime import CompileOptions, compile_graph
-from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import assert_close, random_array, tolerance
+from mskernel_sdk import (
+    CompileOptions, GraphBuilder, assert_close, compile_graph, dtype as as_dtype, random_array,
+    run_reference, tensor_type, tolerance,
+)
 
 from mskernel_cpu.gemm_ops import CONV_OP, MATMUL_OP
 
@@ -52,8 +51,8 @@ def check_fused(cpu, graph, arrays, fused_ops):
     fused, unfused = compile_at(graph, 2), compile_at(graph, 0)
     assert [n.op for n in private_ops(fused.optimized_graph)] == fused_ops
     with np.errstate(all="ignore"):
-        expected = run_graph(graph, arrays)
-        optimized_reference = run_graph(fused.optimized_graph, arrays)
+        expected = run_reference(graph, arrays)
+        optimized_reference = run_reference(fused.optimized_graph, arrays)
     dt = graph.outputs[0].type.dtype
     rtol, atol = tolerance(dt)
     if dt.name in ("float16", "bfloat16"):

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ops.sorting import stable_order
+from mskernel_sdk import GraphBuilder, tensor_type
 
 import mskernel_cpu
 

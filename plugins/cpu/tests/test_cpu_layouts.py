@@ -8,9 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.dtypes import round_to_bfloat16
-from mskernel.runtime import DeviceArray
+from mskernel_sdk import DeviceArray, GraphBuilder, tensor_type
 
 import mskernel_cpu
 

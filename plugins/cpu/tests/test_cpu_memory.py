@@ -7,9 +7,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.runtime.interpreter import run_graph
 from mskernel.testing.samples.control import region
+from mskernel_sdk import GraphBuilder, run_reference, tensor_type
 
 from mskernel_cpu.memory import ALIGNMENT, BufferRequest, aligned, plan_memory
 
@@ -80,7 +79,7 @@ def test_a_value_used_late_keeps_its_buffer(cpu, executable):
             assert buf.end <= kept_buffer.offset or kept_buffer.end <= buf.offset
     x_host = np.linspace(-1, 1, 256, dtype=np.float32)
     (got,) = compiled.run([cpu.to_device(x_host, X)])
-    (want,) = run_graph(graph, [x_host])
+    (want,) = run_reference(graph, [x_host])
     np.testing.assert_allclose(got.to_host(), want, rtol=1e-6, atol=1e-7)
 
 

@@ -10,12 +10,12 @@ import threading
 import numpy as np
 import pytest
 
-from mskernel.errors import MskernelError
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.types import TOKEN, RefType
-from mskernel.runtime import TOKEN_VALUE, CompileOptions, DeviceArray, RefCell
-from mskernel.runtime.interpreter import run_graph
+from mskernel.ir.types import TOKEN
 from mskernel.testing.samples.control import region
+from mskernel_sdk import (
+    CompileOptions, DeviceArray, GraphBuilder, MskernelError, RefCell, RefType, TOKEN_VALUE,
+    run_reference, tensor_type,
+)
 
 from mskernel_cpu.native import load
 
@@ -69,7 +69,7 @@ def test_a_run_is_one_call_into_the_native_plan(cpu, executable):
     assert native == ["run"]
     # Besides the executable's own run, Python runs only to wrap the one output.
     assert python == ["CpuExecutable.run", "DeviceArray.__init__"]
-    (want,) = run_graph(graph, [x, y])
+    (want,) = run_reference(graph, [x, y])
     np.testing.assert_allclose(out.to_host(), want, rtol=1e-6)
 
 

@@ -9,7 +9,7 @@ import pytest
 import mskernel
 import mskernel_cpu
 from mskernel import nn
-from mskernel.ir import GraphBuilder, tensor_type
+from mskernel_sdk import GraphBuilder, tensor_type
 
 F32 = tensor_type("f32", (16, 32))
 

@@ -10,9 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import OpSample, assert_close, sample_graph
+from mskernel_sdk import OpSample, assert_close, dtype as to_dtype, run_reference, sample_graph
 
 import mskernel_cpu
 
@@ -23,7 +21,7 @@ N = 1 << 20
 def run_both(compile_cpu, op, args, **attrs):
     """(cpu result, reference result) as host arrays."""
     graph = sample_graph(OpSample(op, tuple(args), attrs))
-    (expected,) = run_graph(graph, list(args))
+    (expected,) = run_reference(graph, list(args))
     (actual,) = compile_cpu(graph).run(list(args))
     return actual.to_host(), expected
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.types import TOKEN, RefType
-from mskernel.runtime import TOKEN_VALUE, CompileOptions, RefCell, compile_graph
-from mskernel.runtime.interpreter import run_graph
+from mskernel.ir.types import TOKEN
+from mskernel_sdk import (
+    CompileOptions, GraphBuilder, RefCell, RefType, TOKEN_VALUE, compile_graph, run_reference,
+    tensor_type,
+)
 
 CELL = tensor_type("f32", (6, 5))
 ALIAS = "[aliases the cell's array]"
@@ -58,7 +59,7 @@ def test_a_load_dead_before_the_store_reads_the_cell_in_place(cpu):
     np.testing.assert_allclose(cell.value.to_host(), want, rtol=1e-6)
     np.testing.assert_allclose(total.to_host(), want.sum(), rtol=1e-5)
     # the reference and the unoptimised plan agree
-    expected = run_graph(graph, [RefCell(CELL, host.copy()), TOKEN_VALUE])
+    expected = run_reference(graph, [RefCell(CELL, host.copy()), TOKEN_VALUE])
     np.testing.assert_allclose(total.to_host(), expected[0], rtol=1e-5)
     plain_cell, _ = new_cell(cpu)
     compile_at(graph, 0).run([plain_cell, TOKEN_VALUE])

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mskernel.runtime import CompileOptions, compile_graph
-from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import OpSample, random_array, sample_graph
+from mskernel_sdk import (
+    CompileOptions, OpSample, compile_graph, random_array, run_reference, sample_graph,
+)
 
 import mskernel_cpu
 
@@ -70,7 +70,7 @@ def run_both(op, arrays, attrs, dtypes):
     compiled = compile_graph(graph, backends=["cpu"],
                              options=CompileOptions(fallback="deny"))
     got = [out.to_host() for out in compiled.run(list(arrays))]
-    want = run_graph(graph, list(arrays))
+    want = run_reference(graph, list(arrays))
     return got, want
 
 

@@ -7,8 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.runtime.interpreter import run_graph
+from mskernel_sdk import GraphBuilder, run_reference, tensor_type
 
 
 @pytest.mark.parametrize("op", ["argmax", "argmin"])
@@ -25,4 +24,4 @@ def test_short_lines_match_the_reference(cpu, executable, op, dt, shape):
     host = values.astype(np.int32) if dt == "i32" else values.astype(
         np.float32 if dt in ("f32", "bf16") else np.float64)
     got = executable(graph).run([cpu.to_device(host, x.type)])[0].to_host()
-    np.testing.assert_array_equal(got, run_graph(graph, [host])[0])
+    np.testing.assert_array_equal(got, run_reference(graph, [host])[0])

@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.runtime import CompileOptions, compile_graph
-from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import assert_close, random_array, tolerance
+from mskernel_sdk import (
+    CompileOptions, GraphBuilder, assert_close, compile_graph, random_array, run_reference,
+    tensor_type, tolerance,
+)
 
 from mskernel_cpu.gemm_ops import MATMUL_OP
 
@@ -43,7 +43,7 @@ def check(cpu, graph, expected_products, *, transposes_left=0, seed=0):
     dt = graph.outputs[0].type.dtype
     rtol, atol = tolerance(dt)
     with np.errstate(all="ignore"):
-        want, own = run_graph(graph, arrays), run_graph(optimized, arrays)
+        want, own = run_reference(graph, arrays), run_reference(optimized, arrays)
     if dt.name in ("float16", "bfloat16"):
         rtol = 2 * rtol
         atol = rtol * float(np.max(np.abs(want[0]), initial=1.0))

@@ -8,7 +8,7 @@ import torch
 
 import mskernel
 from mskernel import Tensor
-from mskernel.testing import assert_close
+from mskernel_sdk import assert_close
 from mskernel_nn import api as nn
 from mskernel_nn.testing import compare_with_torch
 

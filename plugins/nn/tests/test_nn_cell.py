@@ -10,7 +10,7 @@ import pytest
 
 import mskernel
 from mskernel import Parameter, Tensor
-from mskernel.testing import assert_close
+from mskernel_sdk import assert_close
 from mskernel_nn.cell import Cell
 from mskernel_nn.layers import CellList, Dense, ReLU, SequentialCell
 

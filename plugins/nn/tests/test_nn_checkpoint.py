@@ -16,9 +16,8 @@ import numpy as np
 import pytest
 
 import mskernel
-from mskernel import Parameter, Tensor
-from mskernel.errors import FileFormatError
-from mskernel.frontend.jit import jit
+from mskernel import Parameter, Tensor, jit
+from mskernel_sdk import FileFormatError
 from mskernel_nn.api import Cell, Dense, ReLU
 from mskernel.testing.filefuzz import Parts, seal, seal_version_1
 from mskernel_nn.checkpoint import (

@@ -16,7 +16,7 @@ import pytest
 
 import mskernel
 from mskernel import Parameter, Tensor
-from mskernel.errors import FileFormatError
+from mskernel_sdk import FileFormatError
 from mskernel.testing.filefuzz import mutants, outcomes, same_arrays
 from mskernel_nn.api import Cell, Dense, ReLU
 from mskernel_nn.checkpoint import load_checkpoint, save_checkpoint

@@ -9,9 +9,8 @@ import torch
 import torch.nn.functional as TF
 
 import mskernel
-from mskernel import Tensor
-from mskernel.frontend.jit import jit
-from mskernel.testing import assert_close
+from mskernel import Tensor, jit
+from mskernel_sdk import assert_close
 from mskernel_autodiff.api import grad
 from mskernel_nn.losses import (
     BCEWithLogitsLoss, CrossEntropyLoss, L1Loss, MSELoss, NLLLoss,

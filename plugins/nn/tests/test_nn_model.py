@@ -10,7 +10,7 @@ import pytest
 
 import mskernel
 from mskernel import Tensor, dataset
-from mskernel.testing import assert_close
+from mskernel_sdk import assert_close
 from mskernel_nn.api import Cell, Dense, ReLU
 from mskernel_nn.callbacks import (
     CheckpointConfig, EarlyStopping, LambdaCallback, LossMonitor, ModelCheckpoint, TimeMonitor,

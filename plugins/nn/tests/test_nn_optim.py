@@ -11,9 +11,8 @@ import pytest
 import torch
 
 import mskernel
-from mskernel import Parameter, Tensor
-from mskernel.frontend.jit import jit
-from mskernel.testing import assert_close
+from mskernel import Parameter, Tensor, jit
+from mskernel_sdk import assert_close
 from mskernel_nn.optim import (
     SGD, Adam, AdamW, AdamWeightDecay, Lamb, Momentum, OptimizerError, RMSProp,
 )

@@ -9,7 +9,7 @@ import pytest
 import mskernel
 from mskernel import ops
 from mskernel.hooks import plugin_host
-from mskernel.ops import rule_registry
+from mskernel_sdk import rule_registry
 from mskernel_autodiff.lookup import MissingRuleError
 from mskernel_autodiff.testing import check_grads
 from mskernel_quantum.api import Simulator, expectation

@@ -4,8 +4,8 @@ without controls, both precisions and several thread counts; and their input che
 import numpy as np
 import pytest
 
-from mskernel.ir.dtypes import complex64, complex128
-from mskernel.testing import assert_close
+from mskernel import complex128, complex64
+from mskernel_sdk import assert_close
 from mskernel_quantum import _native
 from mskernel_quantum.native_kernels import THREADS_ENV, NativeKernels, default_threads
 from mskernel_quantum.reference_kernels import NumpyKernels

@@ -7,8 +7,8 @@ from qiskit import QuantumCircuit, transpile
 from qiskit_aer import AerSimulator
 from qiskit_aer.noise import amplitude_damping_error, depolarizing_error, pauli_error
 
-from mskernel.ir.dtypes import complex128
-from mskernel.testing import assert_close
+from mskernel import complex128
+from mskernel_sdk import assert_close
 from mskernel_quantum.api import (
     AmplitudeDampingChannel, BitFlipChannel, Circuit, DepolarizingChannel, H, Hamiltonian,
     PauliChannel, PhaseFlipChannel, QuantumError, Simulator, X,

@@ -5,14 +5,11 @@ graph compiled and run by the runtime."""
 import numpy as np
 import pytest
 
-from mskernel.errors import OpError
-from mskernel.ir import GraphBuilder, tensor_type
-from mskernel.ir.dtypes import bfloat16
-from mskernel.ir.types import TensorType
-from mskernel.ops import op_registry
-from mskernel.runtime import compile_graph
+from mskernel import bfloat16
 from mskernel.runtime.interpreter import run_node
-from mskernel.testing import sample_graph
+from mskernel_sdk import (
+    GraphBuilder, OpError, TensorType, compile_graph, op_registry, sample_graph, tensor_type,
+)
 from mskernel_quantum.api import RX, Circuit, Hamiltonian, Measure, Simulator
 from mskernel_quantum.ops import EXPECTATION, EXPECTATION_GRAD
 from mskernel_quantum.samples import SAMPLES

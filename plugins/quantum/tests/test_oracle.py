@@ -6,8 +6,8 @@ import pytest
 from qiskit import transpile
 from qiskit_aer import AerSimulator
 
-from mskernel.testing import assert_close
-from mskernel.ir.dtypes import complex64, complex128
+from mskernel import complex128, complex64
+from mskernel_sdk import assert_close
 from mskernel_quantum.api import Simulator
 
 from circuits import (

@@ -30,13 +30,11 @@ from contextlib import ExitStack
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
-from mskernel.errors import MskernelError
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.functional import asarray
-from mskernel.frontend.pytree import TreeDef, flatten, unflatten
-from mskernel.frontend.tensor import Tensor
-from mskernel.frontend.trace import active_trace
-from mskernel_sdk import user_callables
+from mskernel.ops import asarray
+from mskernel_sdk import (
+    MskernelError, Tensor, TreeDef, active_trace, apply, tree_flatten, tree_unflatten,
+    user_callables,
+)
 
 from .custom import custom_jvp, custom_vjp
 from .forward import ForwardMode
@@ -75,7 +73,7 @@ class _Target:
         self.tree = tree
 
     def rebuild(self, values: Sequence[Any]) -> Any:
-        return unflatten(self.tree, list(values))
+        return tree_unflatten(self.tree, list(values))
 
 
 def _positions(argnums: ArgNums, count: int, who: str) -> tuple[int, ...]:
@@ -107,7 +105,7 @@ def _targets(args: Sequence[Any], positions: Sequence[int], who: str,
     (they are then passed unchanged and get no derivative)."""
     new_args, targets = list(args), []
     for i in positions:
-        raw, tree = flatten(args[i], _is_tensor)
+        raw, tree = tree_flatten(args[i], _is_tensor)
         leaves = []
         for leaf in raw:
             x = _leaf_tensor(leaf, who, f"argument {i}")
@@ -119,7 +117,7 @@ def _targets(args: Sequence[Any], positions: Sequence[int], who: str,
                     "respect to floating-point or complex tensors — cast it (x.astype("
                     "mskernel.float32)) or leave it out of argnums")
             leaves.append(x)
-        new_args[i] = unflatten(tree, leaves)
+        new_args[i] = tree_unflatten(tree, leaves)
         targets.append(_Target(leaves, tree))
     return new_args, targets
 
@@ -134,7 +132,7 @@ def _split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
 
 
 def _output_leaves(out: Any, who: str) -> tuple[list[Tensor], TreeDef]:
-    leaves, tree = flatten(out, _is_tensor)
+    leaves, tree = tree_flatten(out, _is_tensor)
     if not leaves or not all(isinstance(leaf, Tensor) for leaf in leaves):
         raise GradientError(f"{who}: the function must return a tensor or a tuple/list/dict of "
                             f"tensors, got {type(out).__name__}")
@@ -152,7 +150,7 @@ def _conform(value: Any, like: Tensor, what: str) -> Tensor:
 
 
 def _leaves_like(value: Any, leaves: Sequence[Tensor], tree: TreeDef, what: str) -> list[Tensor]:
-    got, got_tree = flatten(value, _is_tensor)
+    got, got_tree = tree_flatten(value, _is_tensor)
     if got_tree != tree:
         raise GradientError(f"{what} has structure {got_tree}, but it must match {tree}")
     return [_conform(v, x, f"{what} leaf {k}") for k, (v, x) in enumerate(zip(got, leaves))]
@@ -162,7 +160,7 @@ def _leaves_like(value: Any, leaves: Sequence[Tensor], tree: TreeDef, what: str)
 
 
 def _weight_leaves(weights: Any, who: str) -> tuple[list[Tensor], TreeDef]:
-    leaves, tree = flatten(weights, _is_tensor)
+    leaves, tree = tree_flatten(weights, _is_tensor)
     for k, w in enumerate(leaves):
         if not differentiable(w):
             kind = w.type if isinstance(w, Tensor) else type(w).__name__
@@ -223,7 +221,7 @@ def _assemble(grads: Gradients, argnums: ArgNums, targets: list[_Target], weight
     arg_part = by_arg[0] if isinstance(argnums, int) else tuple(by_arg)
     if weights is None:
         return arg_part
-    weight_part = unflatten(weight_tree, [grads.dense(w) for w in weight_leaves])
+    weight_part = tree_unflatten(weight_tree, [grads.dense(w) for w in weight_leaves])
     return weight_part if argnums is None else (arg_part, weight_part)
 
 
@@ -323,7 +321,7 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
     result, forward = _forward(fn, new_args, {}, seeds)
     out, aux = _split_aux(result, has_aux, "jvp")
     out_leaves, out_tree = _output_leaves(out, "jvp")
-    tangent_out = unflatten(out_tree, [forward.dense(o) for o in out_leaves])
+    tangent_out = tree_unflatten(out_tree, [forward.dense(o) for o in out_leaves])
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
 
 
@@ -350,7 +348,7 @@ def _by_output(argnums: ArgNums, out_tree: TreeDef, blocks: list[list[Any]]) -> 
     """``blocks[k][a]`` (output leaf k, differentiated argument a) in the output's structure,
     each holding the argument's structure (a tuple of them for a tuple of argnums)."""
     per_output = [b[0] if isinstance(argnums, int) else tuple(b) for b in blocks]
-    return unflatten(out_tree, per_output)
+    return tree_unflatten(out_tree, per_output)
 
 
 @user_callables("fn")
@@ -435,8 +433,8 @@ def hessian(fn: Callable[..., Any], argnums: ArgNums = 0,
 def stop_gradient(x: Any) -> Any:
     """``x`` (a tensor or a tuple/list/dict of them), through which no derivative flows:
     every active transformation treats the result as a constant."""
-    leaves, tree = flatten(x, _is_tensor)
-    return unflatten(tree, [_stopped(asarray(leaf)) for leaf in leaves])
+    leaves, tree = tree_flatten(x, _is_tensor)
+    return tree_unflatten(tree, [_stopped(asarray(leaf)) for leaf in leaves])
 
 
 def _stopped(t: Tensor) -> Tensor:

@@ -2,8 +2,8 @@
 their regions.
 
 A region is a closed graph.  Its derivative is obtained by *replaying* it — applying its nodes
-one by one through :func:`~mskernel.frontend.dispatch.apply` — inside a fresh tape or tangent
-map, within a function that :func:`~mskernel.frontend.control.cond` or :func:`emit_while`
+one by one through :func:`~mskernel_sdk.apply` — inside a fresh tape or tangent
+map, within a function that :func:`~mskernel.ops.cond` or :func:`emit_while`
 traces into a new region.  The rules therefore emit ordinary ``If``/``While`` nodes, which
 enclosing transforms record and differentiate again (higher derivatives), and they work
 eagerly too, where ``cond`` runs the taken branch at once.
@@ -30,14 +30,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional, Sequence
 
-from mskernel.errors import MskernelError
-from mskernel.frontend.control import cond
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.frontend.trace import trace_function
-from mskernel.ir.dtypes import int64
-from mskernel.ir.graph import Graph
-from mskernel.ir.types import TensorType
+from mskernel import int64
+from mskernel.ops import cond
+from mskernel_sdk import Graph, MskernelError, Tensor, TensorType, apply, trace_function
 
 from .forward import ForwardMode
 from .rules._ops import (add, full, gather, greater, less, reshape, scatter_nd, sub, zeros,

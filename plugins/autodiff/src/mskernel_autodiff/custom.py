@@ -23,10 +23,9 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Optional, Sequence
 
-from mskernel.errors import MskernelError
-from mskernel.frontend.pytree import TreeDef, flatten, unflatten
-from mskernel.frontend.tensor import Tensor
-from mskernel_sdk import user_callables
+from mskernel_sdk import (
+    MskernelError, Tensor, TreeDef, tree_flatten, tree_unflatten, user_callables,
+)
 
 from .forward import ForwardMode
 from .lookup import check_results
@@ -48,14 +47,14 @@ class _Arguments:
 
     def __init__(self, args: Sequence[Any]) -> None:
         self.args = tuple(args)
-        flat = [flatten(a, _is_tensor) for a in self.args]
+        flat = [tree_flatten(a, _is_tensor) for a in self.args]
         self.trees: list[TreeDef] = [tree for _, tree in flat]
         self.leaves: list[Any] = [leaf for leaves, _ in flat for leaf in leaves]
 
     def rebuild(self, leaves: Sequence[Any]) -> tuple[Any, ...]:
         out, start = [], 0
         for tree in self.trees:
-            out.append(unflatten(tree, list(leaves[start:start + tree.num_leaves])))
+            out.append(tree_unflatten(tree, list(leaves[start:start + tree.num_leaves])))
             start += tree.num_leaves
         return tuple(out)
 
@@ -69,7 +68,7 @@ class _Arguments:
             if value is None:
                 leaves.extend([None] * tree.num_leaves)
                 continue
-            got, got_tree = flatten(value, _is_tensor)
+            got, got_tree = tree_flatten(value, _is_tensor)
             if got_tree != tree:
                 raise CustomRuleError(f"{who}: entry {i} has structure {got_tree}, but argument "
                                       f"{i} has structure {tree}")
@@ -90,7 +89,7 @@ def _pair(result: Any, who: str) -> tuple[Any, Any]:
 
 
 def _output_leaves(out: Any, who: str) -> tuple[list[Tensor], TreeDef]:
-    leaves, tree = flatten(out, _is_tensor)
+    leaves, tree = tree_flatten(out, _is_tensor)
     if not all(isinstance(leaf, Tensor) for leaf in leaves):
         raise CustomRuleError(f"{who} must return tensors (or tuples/lists/dicts of them)")
     return leaves, tree
@@ -100,7 +99,7 @@ def _matching_tangents(name: str, out: Any, tangent_out: Any) -> tuple[list[Tens
     """The output leaves and their tangents, checked against each other."""
     who = f"the JVP rule of custom_jvp function '{name}'"
     out_leaves, out_tree = _output_leaves(out, who)
-    tangent_leaves, tangent_tree = flatten(tangent_out, _is_tensor)
+    tangent_leaves, tangent_tree = tree_flatten(tangent_out, _is_tensor)
     if tangent_tree != out_tree:
         raise CustomRuleError(f"{who} returned a tangent of structure {tangent_tree} for an "
                               f"output of structure {out_tree}")
@@ -157,7 +156,7 @@ class custom_vjp:
 
         def pullback(cotangents: Cotangents) -> Cotangents:
             dense = [zeros_like(o) if ct is None else ct for ct, o in zip(cotangents, out_leaves)]
-            grads = call.flatten_like(bwd(residuals, unflatten(out_tree, dense)), who)
+            grads = call.flatten_like(bwd(residuals, tree_unflatten(out_tree, dense)), who)
             return check_results(who, tuple(grads), call.leaves, "cotangent")
 
         tape.record(call.leaves, out_leaves, pullback)

@@ -12,9 +12,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Optional
 
-from mskernel.frontend.dispatch import Result
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.graph import Graph
+from mskernel_sdk import ApplyResult, Graph, Tensor
 
 from .lookup import JVP, call_rule, is_nondifferentiable
 from .rules._ops import zeros_like
@@ -45,7 +43,7 @@ class ForwardMode(Transform):
         return id(t) in self._tangents
 
     def apply(self, op: str, args: tuple[Tensor, ...], attrs: dict[str, Any],
-              regions: tuple[Graph, ...], inner: Callable[..., Result]) -> Result:
+              regions: tuple[Graph, ...], inner: Callable[..., ApplyResult]) -> ApplyResult:
         out = inner(op, args, attrs, regions)
         if not self.sees():
             return out

@@ -26,7 +26,7 @@ A rule is called only when some cotangent (tangent) is not zero.  It receives th
 attributes bound — every attribute of its schema, defaults filled in — and ops with regions
 (``If``, ``While``) also get ``regions=``.  Results for integer and bool values are ignored;
 every other result must have exactly its primal's type, which is checked.  A rule computes with
-:func:`mskernel.frontend.dispatch.apply` (never reading tensor values), so it works eagerly
+:func:`mskernel_sdk.apply` (never reading tensor values), so it works eagerly
 and under tracing, and the ops it applies are recorded by enclosing transforms: that is how
 higher derivatives come about.
 """
@@ -35,10 +35,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from mskernel.errors import MskernelError
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.graph import Graph
-from mskernel.ops import op_registry, rule_registry
+from mskernel_sdk import Graph, MskernelError, Tensor, op_registry, rule_registry
 
 from .transform import differentiable
 

@@ -11,15 +11,13 @@ from the active transforms there).
 from __future__ import annotations
 
 import numpy as np
-from mskernel.ir.types import TensorType
-from mskernel.ops.registry import OpDef
-from mskernel.ops.rules import tensor
+from mskernel_sdk import OpDef, TensorType, require_tensor
 
 STOP_GRADIENT = "autodiff.stop_gradient"
 
 
 def _infer(x: TensorType) -> TensorType:
-    return tensor(x, "x")
+    return require_tensor(x, "x")
 
 
 def _reference(x: np.ndarray) -> np.ndarray:

@@ -5,7 +5,7 @@ no rule code; the hooks do, when the core first needs them."""
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 

@@ -6,7 +6,7 @@ tracked in turn; nothing else is recorded, so eager Python control flow just wor
 ops that ran are on the tape) and a tape inside ``@jit`` records traced ops.
 
 :meth:`Tape.backward` walks the entries in reverse and applies each op's ``"vjp"`` rule
-through :func:`~mskernel.frontend.dispatch.apply`.  It runs after the tape is no longer
+through :func:`~mskernel_sdk.apply`.  It runs after the tape is no longer
 active, so the backward ops go wherever ops go at that moment: into the same trace as the
 forward ops (one graph, optimised as a whole), and onto the tapes of enclosing ``grad``
 calls, which then differentiate the backward pass itself — higher derivatives.
@@ -17,9 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Optional
 
-from mskernel.frontend.dispatch import Result
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.graph import Graph
+from mskernel_sdk import ApplyResult, Graph, Tensor
 
 from .lookup import VJP, call_rule, is_nondifferentiable
 from .rules._ops import add, zeros_like
@@ -87,7 +85,7 @@ class Tape(Transform):
         return id(t) in self._tracked
 
     def apply(self, op: str, args: tuple[Tensor, ...], attrs: dict[str, Any],
-              regions: tuple[Graph, ...], inner: Callable[..., Result]) -> Result:
+              regions: tuple[Graph, ...], inner: Callable[..., ApplyResult]) -> ApplyResult:
         out = inner(op, args, attrs, regions)
         if self.sees() and any(id(a) in self._tracked for a in args) \
                 and not is_nondifferentiable(op):

@@ -14,8 +14,7 @@ from __future__ import annotations
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
-from mskernel.frontend.pytree import flatten, unflatten
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor, tree_flatten, tree_unflatten
 
 from .api import jvp, vjp
 from .transform import differentiable
@@ -29,16 +28,16 @@ def _is_tensor(x: Any) -> bool:
 
 def _leaves(tree: Any) -> list[np.ndarray]:
     return [np.asarray(leaf.numpy() if isinstance(leaf, Tensor) else leaf, np.float64)
-            for leaf in flatten(tree, _is_tensor)[0]]
+            for leaf in tree_flatten(tree, _is_tensor)[0]]
 
 
 def _shifted(args: Sequence[Any], tangents: Sequence[Any], step: float) -> list[Any]:
     out = []
     for arg, tangent in zip(args, tangents):
-        leaves, tree = flatten(arg, _is_tensor)
+        leaves, tree = tree_flatten(arg, _is_tensor)
         moved = [Tensor(x.numpy() + step * t.numpy(), x.dtype) if differentiable(x) else x
-                 for x, t in zip(leaves, flatten(tangent, _is_tensor)[0])]
-        out.append(unflatten(tree, moved))
+                 for x, t in zip(leaves, tree_flatten(tangent, _is_tensor)[0])]
+        out.append(tree_unflatten(tree, moved))
     return out
 
 
@@ -52,9 +51,9 @@ def numerical_jvp(fn: Callable[..., Any], args: Sequence[Any], tangents: Sequenc
 
 
 def _random_like(tree: Any, rng: np.random.Generator) -> Any:
-    leaves, treedef = flatten(tree, _is_tensor)
-    return unflatten(treedef, [Tensor(rng.standard_normal(x.shape), x.dtype)
-                               if differentiable(x) else x for x in leaves])
+    leaves, treedef = tree_flatten(tree, _is_tensor)
+    return tree_unflatten(treedef, [Tensor(rng.standard_normal(x.shape), x.dtype)
+                                    if differentiable(x) else x for x in leaves])
 
 
 def _dot(a: Any, b: Any) -> float:

@@ -17,11 +17,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, Callable, Iterator, Optional
 
-from mskernel.frontend.dispatch import Result, apply, interpose
-from mskernel.frontend.tensor import Tensor
-from mskernel.frontend.trace import active_trace
-from mskernel.ir.graph import Graph
-from mskernel.ir.types import TensorType
+from mskernel_sdk import ApplyResult, Graph, Tensor, TensorType, active_trace, apply, interpose
 
 _active: ContextVar[tuple["Transform", ...]] = ContextVar("mskernel_autodiff_transforms",
                                                           default=())
@@ -41,7 +37,7 @@ def alias(x: Tensor) -> Tensor:
     return apply("cast", x, dtype=x.dtype)  # type: ignore[return-value]
 
 
-def as_outputs(result: Result) -> tuple[Tensor, ...]:
+def as_outputs(result: ApplyResult) -> tuple[Tensor, ...]:
     return result if isinstance(result, tuple) else (result,)
 
 
@@ -84,7 +80,7 @@ class Transform(ABC):
 
     @abstractmethod
     def apply(self, op: str, args: tuple[Tensor, ...], attrs: dict[str, Any],
-              regions: tuple[Graph, ...], inner: Callable[..., Result]) -> Result:
+              regions: tuple[Graph, ...], inner: Callable[..., ApplyResult]) -> ApplyResult:
         """Run ``op`` through ``inner`` and record what the transform needs of it."""
 
 

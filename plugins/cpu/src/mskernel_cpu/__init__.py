@@ -1,7 +1,7 @@
 """mskernel-cpu: the CPU backend of mskernel.
 
 Installing the distribution registers the backend ``cpu`` (priority 100, above the reference
-backend), so ``mskernel.runtime.compile_graph`` prefers it; ops it has no kernel for run on the
+backend), so ``mskernel_sdk.compile_graph`` prefers it; ops it has no kernel for run on the
 reference backend (see ``mskernel plugins info cpu``).
 
     import mskernel_cpu

@@ -19,11 +19,9 @@ from typing import Optional
 
 import numpy as np
 
-from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ir.graph import Graph
-from mskernel.ir.types import TensorType
-from mskernel.runtime import (
-    Availability, Backend, Capabilities, CompileOptions, DeviceArray, OpSupport,
+from mskernel_sdk import (
+    Availability, Backend, Capabilities, CompileOptions, DeviceArray, Graph, OpSupport, TensorType,
+    dtype as to_dtype,
 )
 
 from .executable import CpuExecutable

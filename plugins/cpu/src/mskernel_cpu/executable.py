@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from mskernel.ir.graph import Graph
-from mskernel.passes import PassReport
-from mskernel.runtime import Executable
+from mskernel_sdk import Executable, Graph, PassReport
 
 from .lowering import lower
 from .memory import MemoryPlan

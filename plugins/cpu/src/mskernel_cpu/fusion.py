@@ -29,11 +29,10 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from mskernel.errors import InferError
-from mskernel.ir.graph import Graph, Node, Value
-from mskernel.ir.types import TensorType, Type
-from mskernel.ops.registry import OpDef
-from mskernel.passes import FUSED_TRAIT, PassContext, PassResult, PatternPass, Patterns, Scope
+from mskernel_sdk import (
+    FUSED_TRAIT, Graph, InferError, Node, OpDef, PassContext, PassResult, PatternPass, Patterns,
+    Scope, TensorType, Type, Value,
+)
 
 FUSED_OP = "cpu.fused_elementwise"
 

@@ -41,8 +41,7 @@ import warnings
 from pathlib import Path
 from typing import Any, Mapping, Optional
 
-from mskernel.ir.dtypes import DType
-from mskernel.ir.graph import Graph, Node
+from mskernel_sdk import DType, Graph, Node
 
 JIT_ENV = "MSKERNEL_CPU_JIT"
 CXX_ENV = "MSKERNEL_CPU_CXX"

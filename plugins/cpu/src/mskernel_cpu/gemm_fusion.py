@@ -26,9 +26,9 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
-from mskernel.ir.graph import Node, Value
-from mskernel.ir.types import TensorType
-from mskernel.passes import Pat, PassContext, PatternPass, Patterns, Replacement, make_node
+from mskernel_sdk import (
+    Node, PassContext, Pat, PatternPass, Patterns, Replacement, TensorType, Value, make_node,
+)
 
 from .gemm_ops import ACTIVATIONS, CONV_OP, MATMUL_OP, activation_of
 

@@ -21,19 +21,17 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 
 import numpy as np
 
-from mskernel.errors import InferError
-from mskernel.ir.types import TensorType, Type
-from mskernel.ops import conv as core_conv
-from mskernel.ops import elementwise as core_elementwise
-from mskernel.ops import linalg as core_linalg
-from mskernel.ops.registry import Attr, OpDef
-from mskernel.ops.rules import require_kind, same_dtype, tensor, widened
+from mskernel_sdk import (
+    Attr, InferError, OpDef, TensorType, Type, core_ops, require_kind, require_tensor,
+    same_dtype, widened,
+)
 
 CONV_OP = "cpu.conv_bias_act"
 MATMUL_OP = "cpu.matmul_bias_act"
 
-_CORE: Mapping[str, OpDef] = {
-    op.name: op for op in (*core_conv.OPS, *core_linalg.OPS, *core_elementwise.OPS)}
+#: The core's definitions of conv, matmul and the activations, whose references these ops'
+#: references compose.
+_CORE: Mapping[str, OpDef] = core_ops()
 
 #: activation name → (core op, its attributes)
 ACTIVATIONS: Mapping[str, tuple[str, Mapping[str, Any]]] = {
@@ -70,7 +68,8 @@ def _checked_operands(op: str, operands: Sequence[Type], bias: Sequence[Type],
                          f"{activation!r}")
     if len(bias) > 1:
         raise InferError(f"{op} takes at most one bias, got {len(bias)}")
-    types = tuple(tensor(t, what) for t, what in zip((*operands, *bias), ("x", "w", "bias")))
+    types = tuple(require_tensor(t, what)
+                  for t, what in zip((*operands, *bias), ("x", "w", "bias")))
     same_dtype(types)
     require_kind(types[0], "f", "a floating-point x")
     return types

@@ -33,11 +33,10 @@ from typing import Any, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from mskernel.ir.dtypes import DType, as_storage
-from mskernel.ir.graph import Graph, Node, Value
-from mskernel.ir.types import RefType, TensorType, TokenType, Type
-from mskernel.ops.elementwise import OPS as ELEMENTWISE_OPS
-from mskernel.runtime import DeviceArray
+from mskernel_sdk import (
+    DType, DeviceArray, Graph, Node, RefType, TensorType, TokenType, Type, Value, as_storage,
+    core_ops,
+)
 
 from .fusion import FUSED_OP
 from .fusion_codegen import compile_fused_nodes, kernel_attrs
@@ -55,7 +54,7 @@ VIEW_OPS = ("reshape", "squeeze", "expand_dims")
 #: (they read element i before writing it; KERNELS.md): the core elementwise ops, whose kernels
 #: are the map loops of elementwise.hpp.  With ``views`` on, such an output takes the buffer of
 #: an operand that dies at its node.
-IN_PLACE_OPS = frozenset(op.name for op in ELEMENTWISE_OPS)
+IN_PLACE_OPS = frozenset(core_ops("elementwise"))
 
 
 @dataclass(frozen=True)

@@ -69,7 +69,7 @@ def load() -> ModuleType:
         from . import _native
     except ImportError as exc:
         raise NativeUnavailable(f"cannot load the kernels: {exc}") from exc
-    from mskernel.runtime import TOKEN_VALUE, DeviceArray
+    from mskernel_sdk import TOKEN_VALUE, DeviceArray
 
     _native.set_runtime_types(DeviceArray, TOKEN_VALUE)
     _native.set_num_threads(threads_from_env())

@@ -20,9 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.ir.graph import Graph
-from mskernel.passes import PipelineResult, run_pipeline
-from mskernel.runtime import CompileOptions
+from mskernel_sdk import CompileOptions, Graph, PipelineResult, run_pipeline
 
 from .fusion import ElementwiseFusion
 from .gemm_fusion import FUSE_GEMM_EPILOGUE

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 

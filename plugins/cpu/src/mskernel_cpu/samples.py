@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Mapping
 
 import numpy as np
-from mskernel.testing import OpSample, SampleFn, random_array
+from mskernel_sdk import OpSample, SampleFn, random_array
 
 from .gemm_ops import CONV_OPDEF, MATMUL_OPDEF
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from mskernel.ir.dtypes import DType, bfloat16
+from mskernel import bfloat16
+from mskernel_sdk import DType
 
 from .native import load
 

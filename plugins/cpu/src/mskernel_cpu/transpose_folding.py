@@ -30,10 +30,9 @@ from dataclasses import replace
 from math import prod
 from typing import Any, Optional
 
-from mskernel.ir.graph import Node, Value
-from mskernel.ir.types import TensorType
-from mskernel.passes import (
-    SHAPES, Pat, PassContext, PatternPass, Patterns, Replacement, Scope, make_node,
+from mskernel_sdk import (
+    Node, PassContext, Pat, PatternPass, Patterns, Replacement, SHAPES, Scope, TensorType, Value,
+    make_node,
 )
 
 from .gemm_fusion import FUSABLE_DTYPES

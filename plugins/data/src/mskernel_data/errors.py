@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mskernel.errors import MskernelError
+from mskernel_sdk import MskernelError
 
 
 class DatasetError(MskernelError, RuntimeError):

@@ -8,7 +8,7 @@ from typing import Any, Iterator, Optional, Sequence, Union
 
 import numpy as np
 
-from mskernel.ir.dtypes import DType, as_storage, dtype as to_dtype
+from mskernel_sdk import DType, as_storage, dtype as to_dtype
 
 from .dataset import as_column_list
 from .errors import DatasetError

@@ -4,7 +4,7 @@ NumPy, no Pillow, no workers)."""
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 

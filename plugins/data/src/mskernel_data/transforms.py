@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from mskernel.ir.dtypes import as_storage, dtype as to_dtype
+from mskernel_sdk import as_storage, dtype as to_dtype
 
 from .rng import eager_rng
 from .workers import OperationFailed

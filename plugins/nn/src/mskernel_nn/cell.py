@@ -40,9 +40,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
-from mskernel.frontend.autograph.conversion import converted_callee
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.trace import active_trace
+from mskernel_sdk import Parameter, active_trace, converted_callee
 
 __all__ = ["Cell"]
 

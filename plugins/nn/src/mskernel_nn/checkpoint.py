@@ -1,14 +1,14 @@
 """Checkpoints: ``save_checkpoint``, ``load_checkpoint`` and ``load_param_into_net``
 (MindSpore's names), in a safe file format.
 
-The file is the core's tensor container (:mod:`mskernel.ir.container`) under the magic
+The file is the core's tensor container (:func:`mskernel_sdk.write_container`) under the magic
 ``b"MSKCKPT\\0"`` — safetensors' idea: a JSON header, then the raw tensors, nothing pickled,
 nothing executed on load.  Besides the tensor table its header holds ``metadata`` (the
 numbers, booleans and strings of ``append_dict``).  Writing is atomic, so a crash or a kill
 mid-save leaves the previous checkpoint intact.  Loading makes the container's checks (the
 prefix and sizes before reading, the SHA-256 of the whole file, the exact tensor layout), then
 checks that the metadata holds only such values under names no tensor has, and says which
-check failed (:class:`~mskernel.errors.FileFormatError`); nothing reaches a network unless
+check failed (:class:`~mskernel_sdk.FileFormatError`); nothing reaches a network unless
 every check passes.
 
 Tensors are keyed by parameter name — ``Parameter.name`` (the dotted path a
@@ -29,11 +29,10 @@ import warnings
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
-from mskernel.errors import FileFormatError, MskernelError
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import dtype as to_dtype
-from mskernel.ir.container import Kind, quote_name, read_container, write_container
+from mskernel_sdk import (
+    ContainerKind, FileFormatError, MskernelError, Parameter, Tensor, dtype as to_dtype,
+    quote_name, read_container, write_container,
+)
 
 from . import __version__
 from .mindspore_checkpoint import read_checkpoint, write_checkpoint
@@ -43,7 +42,7 @@ __all__ = ["CheckpointError", "load_checkpoint", "load_param_into_net", "save_ch
 MAGIC = b"MSKCKPT\x00"
 #: The version this mskernel-nn writes; it reads every version from 1 up to this one.
 FORMAT_VERSION = 2
-CHECKPOINT = Kind(MAGIC, FORMAT_VERSION, "checkpoint", "mskernel-nn")
+CHECKPOINT = ContainerKind(MAGIC, FORMAT_VERSION, "checkpoint", "mskernel-nn")
 
 PathLike = Union[str, "os.PathLike[str]"]
 #: JSON-representable values ``append_dict`` may hold besides tensors
@@ -181,7 +180,7 @@ def load_checkpoint(ckpt_file_name: PathLike, net: Any = None, strict_load: bool
     scalar tensors as Parameters, as in MindSpore); its CRC, when it has one, is checked,
     and ``crc_check`` warns when it has none.
 
-    Raises :class:`~mskernel.errors.FileFormatError` naming the file and the failed check
+    Raises :class:`~mskernel_sdk.FileFormatError` naming the file and the failed check
     when it is not a checkpoint, is truncated or corrupt, or is of a newer format."""
     if _is_mindspore_checkpoint(ckpt_file_name):
         arrays, dtypes, metadata = read_checkpoint(os.fspath(ckpt_file_name), crc_check)

@@ -29,13 +29,8 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from mskernel.errors import MskernelError
-from mskernel.frontend import functional as F
-from mskernel.frontend import random
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import DType, float32
-from mskernel.ir.dtypes import dtype as to_dtype
+from mskernel import float32, ops as F, random
+from mskernel_sdk import DType, MskernelError, Parameter, Tensor, dtype as to_dtype
 
 __all__ = [
     "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One", "TruncatedNormal",

@@ -40,17 +40,19 @@ from typing import Any, Iterator, Mapping, Union
 import numpy as np
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 from google.protobuf.message import DecodeError
-from mskernel.errors import FileFormatError
-from mskernel.ir import dtypes
-from mskernel.ir.atomic import write_atomically
-from mskernel.ir.dtypes import DType
+from mskernel import (
+    bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
+    uint64,
+)
+from mskernel_sdk import (
+    DType, FileFormatError, bfloat16_from_bits, bfloat16_to_bits, write_atomically,
+)
 
 #: tensor_type strings of MindSpore's checkpoints and the dtypes they hold.
 TENSOR_TYPES: dict[str, DType] = {
-    "Bool": dtypes.bool_, "Int8": dtypes.int8, "Int16": dtypes.int16, "Int32": dtypes.int32,
-    "Int64": dtypes.int64, "UInt8": dtypes.uint8, "UInt16": dtypes.uint16,
-    "UInt32": dtypes.uint32, "UInt64": dtypes.uint64, "Float16": dtypes.float16,
-    "BFloat16": dtypes.bfloat16, "Float32": dtypes.float32, "Float64": dtypes.float64,
+    "Bool": bool_, "Int8": int8, "Int16": int16, "Int32": int32, "Int64": int64, "UInt8": uint8,
+    "UInt16": uint16, "UInt32": uint32, "UInt64": uint64, "Float16": float16,
+    "BFloat16": bfloat16, "Float32": float32, "Float64": float64,
 }
 _TYPE_NAMES = {dt: name for name, dt in TENSOR_TYPES.items()}
 #: MindSpore's slice size: tensors are written in chunks of at most this many bytes.
@@ -202,7 +204,7 @@ def _tensor(tag: str, slices: list[Any], path: str) -> Any:
                               f"{', '.join(TENSOR_TYPES)} and str")
     if any(d < 0 for d in dims):
         raise FileFormatError(f"{path}: tensor {tag!r} has negative dims {dims}")
-    itemsize = 1 if dtype is dtypes.bool_ else dtype.itemsize
+    itemsize = 1 if dtype is bool_ else dtype.itemsize
     count = len(content) // itemsize
     if dims == [0] and count == 1:  # MindSpore's legacy scalar
         dims = []
@@ -213,9 +215,9 @@ def _tensor(tag: str, slices: list[Any], path: str) -> Any:
 
 
 def _array(content: bytes, dtype: DType, dims: list[int]) -> np.ndarray:
-    if dtype is dtypes.bfloat16:
-        flat = dtypes.bfloat16_from_bits(np.frombuffer(content, "<u2"))
-    elif dtype is dtypes.bool_:
+    if dtype is bfloat16:
+        flat = bfloat16_from_bits(np.frombuffer(content, "<u2"))
+    elif dtype is bool_:
         flat = np.frombuffer(content, np.uint8) != 0
     else:
         flat = np.frombuffer(content, dtype.storage.newbyteorder("<")).astype(dtype.storage)
@@ -238,7 +240,7 @@ def _string(tag: str, content: bytes, path: str) -> str:
 def write_checkpoint(path: str, entries: Mapping[str, Union[str, tuple[np.ndarray, DType]]],
                      crc_check: bool = False) -> None:
     """Write a MindSpore checkpoint as ``mindspore.save_checkpoint`` does, atomically
-    (:func:`mskernel.ir.atomic.write_atomically`).  ``entries`` are, in order, tensors as
+    (:func:`mskernel_sdk.write_atomically`).  ``entries`` are, in order, tensors as
     (reference storage, dtype) and strings.  An empty tensor is left out with a warning, as
     MindSpore's writer leaves it out (and its reader fails on some)."""
     for name, entry in entries.items():
@@ -279,8 +281,8 @@ def _type_name(name: str, dtype: DType) -> str:
 
 
 def _content(array: np.ndarray, dtype: DType) -> bytes:
-    if dtype is dtypes.bfloat16:
-        return dtypes.bfloat16_to_bits(array).astype("<u2").tobytes()
+    if dtype is bfloat16:
+        return bfloat16_to_bits(array).astype("<u2").tobytes()
     return np.ascontiguousarray(array, dtype.storage.newbyteorder("<")).tobytes()
 
 

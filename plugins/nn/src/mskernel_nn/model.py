@@ -25,9 +25,8 @@ from __future__ import annotations
 from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
-from mskernel.frontend.jit import jit as compile_jit
-from mskernel.frontend.tensor import Tensor
-from mskernel_sdk import data_parallel_group
+from mskernel import jit as compile_jit
+from mskernel_sdk import Tensor, data_parallel_group
 
 from .callbacks import Callback, CallbackParam, RunContext
 from .cell import Cell

@@ -6,7 +6,7 @@ layer code."""
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
+from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 

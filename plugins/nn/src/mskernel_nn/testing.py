@@ -14,11 +14,8 @@ from typing import Any, Callable, Mapping, Optional, Sequence
 import numpy as np
 from mskernel_autodiff.api import value_and_grad
 
-from mskernel.frontend.jit import jit
-from mskernel.frontend.pytree import flatten
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
-from mskernel.testing import assert_close
+from mskernel import float32, jit
+from mskernel_sdk import Tensor, assert_close, tree_flatten
 
 from .cell import Cell
 
@@ -31,7 +28,7 @@ RTOL, ATOL = 1e-4, 1e-5
 
 def leaves(out: Any) -> list[Any]:
     """The tensors of a (nested) tuple result, ``None`` s dropped."""
-    return flatten(out)[0]
+    return tree_flatten(out)[0]
 
 
 def copy_to_torch(cell: Cell, module: Any, names: Optional[Mapping[str, str]] = None) -> None:

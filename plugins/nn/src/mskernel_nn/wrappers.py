@@ -18,9 +18,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
-from mskernel.frontend.tensor import Tensor
 from mskernel_autodiff.api import value_and_grad
-from mskernel_sdk import data_parallel_group
+from mskernel_sdk import Tensor, data_parallel_group
 
 from .cell import Cell
 from .optim.optimizer import Optimizer

@@ -3,7 +3,7 @@ know the standard library can catch it."""
 
 from __future__ import annotations
 
-from mskernel.errors import MskernelError
+from mskernel_sdk import MskernelError
 
 
 class QuantumError(MskernelError, ValueError):

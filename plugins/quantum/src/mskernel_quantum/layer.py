@@ -31,7 +31,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 from mskernel import ops
-from mskernel.frontend.parameter import Parameter
+from mskernel_sdk import Parameter
 
 from .circuit import Circuit
 from .errors import QuantumError

@@ -22,11 +22,9 @@ from math import prod
 from typing import Any
 
 import numpy as np
-from mskernel.errors import InferError
-from mskernel.ir.types import TensorType
-from mskernel.ops.registry import Attr, OpDef
-from mskernel.ops.rules import require_kind, tensor
-from mskernel.runtime import HostKernel
+from mskernel_sdk import (
+    Attr, HostKernel, InferError, OpDef, TensorType, apply, require_kind, require_tensor,
+)
 
 from .errors import QuantumError
 
@@ -48,7 +46,7 @@ def read_attributes(circuit: str, hamiltonian: str):
 
 
 def _infer(params: TensorType, circuit: str, hamiltonian: str, *, gradient: bool) -> TensorType:
-    params = tensor(params, "params")
+    params = require_tensor(params, "params")
     require_kind(params, "f", "a floating-point params")
     try:
         c, _, _ = read_attributes(circuit, hamiltonian)
@@ -78,8 +76,6 @@ def _evaluate(params: np.ndarray, circuit: str, hamiltonian: str, *, gradient: b
 def apply_expectation(params: Any, circuit: str, hamiltonian: str, *,
                       gradient: bool = False) -> Any:
     """Apply ``quantum.expectation`` (or ``_grad``) to a tensor, with the attributes as text."""
-    from mskernel.frontend.dispatch import apply
-
     return apply(EXPECTATION_GRAD if gradient else EXPECTATION, params, circuit=circuit,
                  hamiltonian=hamiltonian)
 

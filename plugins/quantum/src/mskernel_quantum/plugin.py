@@ -5,8 +5,7 @@ native code)."""
 
 from __future__ import annotations
 
-from mskernel.hooks import PluginInfo, hookimpl
-from mskernel.runtime import HOST_KERNEL_RULE
+from mskernel_sdk import HOST_KERNEL_RULE, PluginInfo, hookimpl
 
 from . import __version__
 from .ops import HOST_KERNELS, OPS

@@ -7,7 +7,7 @@
 - VJP: ``params_cotangent = cotangent[..., None] * expectation_grad(params)``;
 - JVP: ``tangent_out = sum(expectation_grad(params) * params_tangent, axis=-1)``.
 
-Both compute with :func:`mskernel.frontend.dispatch.apply` only, so they work eagerly and
+Both compute with :func:`mskernel_sdk.apply` only, so they work eagerly and
 under ``@jit``.  ``quantum.expectation_grad`` itself has no rule: second derivatives of an
 expectation are not provided, and asking for one raises autodiff's missing-rule error naming
 the op.
@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel.frontend.dispatch import apply
+from mskernel_sdk import apply
 
 from .ops import EXPECTATION, apply_expectation
 

@@ -1,6 +1,6 @@
-"""Samples of the quantum ops in the form of the core's op sample table
-(:mod:`mskernel.testing.samples`): op name → function of a seeded generator yielding
-:class:`~mskernel.testing.OpSample`.  They drive this plugin's op-table tests and can drive a
+"""Samples of the quantum ops in the form of the core's op sample table (what
+:func:`mskernel_sdk.samples_for` draws): op name → function of a seeded generator yielding
+:class:`~mskernel_sdk.OpSample`.  They drive this plugin's op-table tests and can drive a
 backend's conformance run."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Iterator
 
 import numpy as np
-from mskernel.testing import OpSample, SampleFn, random_array
+from mskernel_sdk import OpSample, SampleFn, random_array
 
 from .circuit import Circuit
 from .gates import CNOT, RX, RY, RZ, U3, H, Rzz, X

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Optional, Sequence, Union
 
 import numpy as np
-from mskernel.ir.dtypes import dtype as to_dtype
+from mskernel_sdk import dtype as to_dtype
 
 from .circuit import Circuit
 from .density import DensityMatrix

@@ -14,7 +14,7 @@ from typing import Any, Optional, Sequence
 from mskernel.frontend.dispatch import apply
 from mskernel.frontend.trace import trace_function
 from mskernel.hooks import plugin_host
-from mskernel.ir import Graph
+from mskernel.ir import Graph, TensorType
 
 from .gradients import VJPBuilder, real_float
 
@@ -47,7 +47,8 @@ def vjp_through_namespace(graph: Graph) -> Graph:
         _, pullback = vjp(of_floats, *(args[i] for i in wrt))
         return pullback(cotangents)
 
-    types = [*(v.type for v in graph.inputs), *(graph.outputs[j].type for j in outs)]
+    types = [t for t in (*(v.type for v in graph.inputs), *(graph.outputs[j].type for j in outs))
+             if isinstance(t, TensorType)]  # every one: the kit checks gradients of tensors
     vjp_graph, _, captured = trace_function(pulled_back, types, f"{graph.name}.vjp")
     if captured:
         raise RuntimeError(f"the VJP of @{graph.name} captured {len(captured)} outer tensors")

@@ -125,7 +125,7 @@ def _vjp_problem(subject: Subject, sample: OpSample, graph: Graph, builder: VJPB
                               options=CompileOptions(fallback="allow"))(*sample.args, *cotangents)
     except Exception as exc:
         return f"building or running its VJP raised {type(exc).__name__}: {exc}"
-    if [np.shape(g) for g in grads] != [graph.inputs[i].type.shape for i in wrt]:
+    if [np.shape(g) for g in grads] != [_tensor(graph.inputs[i].type).shape for i in wrt]:
         return (f"the VJP graph returned shapes {[np.shape(g) for g in grads]}, expected one "
                 f"gradient per real floating input: {[graph.inputs[i].type for i in wrt]}")
     terms = [np.vdot(np.asarray(g, np.float64), d) for g, d in zip(grads, directions)]
@@ -133,7 +133,7 @@ def _vjp_problem(subject: Subject, sample: OpSample, graph: Graph, builder: VJPB
     numeric = _directional_derivative(sample, wrt, outs, directions, cotangents)
     if not np.isfinite(numeric):
         return None  # not differentiable at this point
-    worst = "float32" if any(graph.inputs[i].type.dtype.name == "float32" for i in wrt) \
+    worst = "float32" if any(_tensor(graph.inputs[i].type).dtype.name == "float32" for i in wrt) \
         else "float64"
     rtol, atol = TOLERANCE[worst]
     scale = sum(float(np.abs(np.asarray(g, np.float64)).ravel() @ np.abs(d).ravel())
@@ -144,9 +144,14 @@ def _vjp_problem(subject: Subject, sample: OpSample, graph: Graph, builder: VJPB
             f"(rtol {rtol:g}, atol {atol:g})")
 
 
+def _tensor(type_: Type) -> TensorType:
+    assert isinstance(type_, TensorType), f"{type_} is not differentiated"  # see real_float
+    return type_
+
+
 def _normal(rng: np.random.Generator, type_: Type) -> np.ndarray:
-    assert isinstance(type_, TensorType)
-    return rng.standard_normal(type_.shape).astype(type_.dtype.storage)
+    tensor = _tensor(type_)
+    return rng.standard_normal(tensor.shape).astype(tensor.dtype.storage)
 
 
 def _directional_derivative(sample: OpSample, wrt: Sequence[int], outs: Sequence[int],

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Optional
 
@@ -120,9 +121,9 @@ class KitSession:
         checks = [Check("interface", "capabilities", lambda: check_capabilities(subject)),
                   Check("interface", "transfers", lambda: check_transfers(subject, seed))]
         ops = sorted(op for op in subject.capabilities.ops if op in plugin_host().ops)
-        checks += [Check("op", op, lambda op=op: check_op(subject, op, seed)) for op in ops]
+        checks += [Check("op", op, partial(check_op, subject, op, seed)) for op in ops]
         checks += self._gradient_checks()
-        checks += [Check("graph", name, lambda name=name: check_model_graph(subject, name, seed))
+        checks += [Check("graph", name, partial(check_model_graph, subject, name, seed))
                    for name in MODEL_GRAPHS]
         if self.config.getoption("mskernel_core_coverage") is not None:
             checks.append(Check("coverage", "core", self._check_core_coverage))
@@ -133,10 +134,10 @@ class KitSession:
             config=self.config) or namespace_vjp_builder()
         reason = not_run_reason(self.subject, builder)
         if reason is not None:
-            return [Check("grad", "*", lambda reason=reason: _not_run(reason))]
+            return [Check("grad", "*", partial(_not_run, reason))]
         assert builder is not None  # not_run_reason says why when there is none
         subject, seed = self.subject, self.seed
-        return [Check("grad", op, lambda op=op: check_gradient(subject, op, seed, builder))
+        return [Check("grad", op, partial(check_gradient, subject, op, seed, builder))
                 for op in gradient_ops(subject)]
 
     def _check_core_coverage(self) -> str:

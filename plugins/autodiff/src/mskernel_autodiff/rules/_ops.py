@@ -1,7 +1,7 @@
 """What derivative rules are written with: the core ops under short names, and the few
 structural helpers every family needs.
 
-Every helper applies core ops through :func:`mskernel.frontend.dispatch.apply` — never through
+Every helper applies core ops through :func:`mskernel_sdk.apply` — never through
 the promotion layer — so a rule is exact about dtypes: operands must already share a dtype,
 and constants are made in the dtype of the tensor they meet (:func:`scalar`, :func:`constant`).
 Because rules only apply ops, they work on concrete and traced tensors alike, and the ops they
@@ -28,10 +28,8 @@ from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
 
-from mskernel.frontend.dispatch import apply
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import DType, as_storage, int64
-from mskernel.ops.rules import normalize_axes, reduced_shape
+from mskernel import int64
+from mskernel_sdk import DType, Tensor, apply, as_storage, normalize_axes, reduced_shape
 
 Grads = tuple[Optional[Tensor], ...]
 VjpRule = Callable[..., Grads]

@@ -24,9 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mskernel.frontend.tensor import Tensor
-from mskernel.ops.windows import Window
-from mskernel.ops.conv import avg_divisors
+from mskernel_sdk import Tensor, Window, avg_divisors
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable

@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 from typing import Callable, Optional
 
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 from typing import Optional
 
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import int64
+from mskernel import int64
+from mskernel_sdk import Tensor
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable

@@ -19,8 +19,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-from mskernel.frontend.tensor import Tensor
-from mskernel.ops.linalg import Term, parse_equation
+from mskernel_sdk import EinsumTerm, Tensor, parse_einsum
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable
@@ -53,21 +52,21 @@ def _matmul_jvp(primals, tangents, outputs) -> Grads:
 # -- einsum -----------------------------------------------------------------------------------
 
 
-def _explicit(equation: str, count: int) -> tuple[tuple[Term, ...], Term]:
+def _explicit(equation: str, count: int) -> tuple[tuple[EinsumTerm, ...], EinsumTerm]:
     """The equation's input terms and its output term, made explicit in implicit mode
     (NumPy's rule: the ellipsis, then the subscripts used once, in ASCII order)."""
-    inputs, output = parse_equation(equation, count)
+    inputs, output = parse_einsum(equation, count)
     if output is None:
         uses: dict[str, int] = {}
         for term in inputs:
             for label in term.letters:
                 uses[label] = uses.get(label, 0) + 1
         once = sorted(label for label, n in uses.items() if n == 1)
-        output = Term((_ELLIPSIS, *once))
+        output = EinsumTerm((_ELLIPSIS, *once))
     return inputs, output
 
 
-def _ellipsis_shape(term: Term, x: Tensor) -> tuple[int, ...]:
+def _ellipsis_shape(term: EinsumTerm, x: Tensor) -> tuple[int, ...]:
     """The dimensions of ``x`` that ``term``'s ellipsis stands for."""
     if not term.has_ellipsis:
         return ()
@@ -75,7 +74,7 @@ def _ellipsis_shape(term: Term, x: Tensor) -> tuple[int, ...]:
     return x.shape[start:start + x.ndim - len(term.letters)]
 
 
-def _letter_sizes(term: Term, x: Tensor) -> list[int]:
+def _letter_sizes(term: EinsumTerm, x: Tensor) -> list[int]:
     """The size of each letter of ``term`` (in order) in operand ``x``."""
     spread = len(_ellipsis_shape(term, x))
     sizes, dim = [], 0
@@ -88,7 +87,7 @@ def _letter_sizes(term: Term, x: Tensor) -> list[int]:
     return sizes
 
 
-def _operand_vjp(i: int, inputs: tuple[Term, ...], output: Term,
+def _operand_vjp(i: int, inputs: tuple[EinsumTerm, ...], output: EinsumTerm,
                  operands: tuple[Tensor, ...], g: Tensor) -> Tensor:
     term, x = inputs[i], operands[i]
     used = {label for t in (*inputs, output) for label in t.letters}

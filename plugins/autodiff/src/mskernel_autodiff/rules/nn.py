@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Optional
 
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable

@@ -15,7 +15,7 @@ from typing import Optional, Sequence
 
 import numpy as np
 
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable

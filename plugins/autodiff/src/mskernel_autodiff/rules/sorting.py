@@ -16,7 +16,7 @@ elementwise ops (a Hillis–Steele scan), as JAX differentiates through its asso
 
 from __future__ import annotations
 
-from mskernel.frontend.tensor import Tensor
+from mskernel_sdk import Tensor
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable

@@ -16,7 +16,7 @@ import struct
 from dataclasses import dataclass, field
 from typing import Any
 
-from mskernel.errors import FileFormatError
+from mskernel_sdk import FileFormatError
 
 from .schema import Schema
 

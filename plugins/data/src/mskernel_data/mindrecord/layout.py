@@ -16,7 +16,7 @@ from __future__ import annotations
 import struct
 from typing import BinaryIO, Optional, Sequence
 
-from mskernel.errors import FileFormatError
+from mskernel_sdk import FileFormatError
 
 from .header import BLOB, RAW, Header, Page
 

@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence, Union
 
 import numpy as np
 
-from mskernel.errors import FileFormatError
+from mskernel_sdk import FileFormatError
 
 from .blob import split_blob
 from .header import Header, blob_pages, raw_group_starts, read_header

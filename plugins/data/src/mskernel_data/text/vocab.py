@@ -13,7 +13,8 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
-from mskernel.ir.dtypes import as_storage, dtype as to_dtype, int32
+from mskernel import int32
+from mskernel_sdk import as_storage, dtype as to_dtype
 
 from ..transforms import Transform
 from .unicode import as_strings

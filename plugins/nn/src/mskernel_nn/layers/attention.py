@@ -13,9 +13,8 @@ from __future__ import annotations
 import math
 from typing import Any, Optional, Union
 
-from mskernel.frontend import functional as F
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
+from mskernel import float32, ops as F
+from mskernel_sdk import Tensor
 
 from ..cell import Cell
 from ..initializer import XavierNormal, XavierUniform, parameter

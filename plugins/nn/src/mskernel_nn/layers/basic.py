@@ -6,10 +6,8 @@ from __future__ import annotations
 import math
 from typing import Any, Callable, Optional, Union
 
-from mskernel.frontend import functional as F
-from mskernel.frontend import random
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
+from mskernel import float32, ops as F, random
+from mskernel_sdk import Tensor
 
 from ..cell import Cell
 from ..initializer import HeUniform, Uniform, next_key, parameter

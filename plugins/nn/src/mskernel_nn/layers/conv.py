@@ -23,9 +23,8 @@ import math
 import numbers
 from typing import Any, Callable, Union
 
-from mskernel.frontend import functional as F
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
+from mskernel import float32, ops as F
+from mskernel_sdk import Tensor
 
 from ..cell import Cell
 from ..initializer import HeUniform, Uniform, parameter

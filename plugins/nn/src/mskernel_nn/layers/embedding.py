@@ -7,10 +7,8 @@ from typing import Any, Optional
 import numpy as np
 from mskernel_autodiff.api import stop_gradient
 
-from mskernel.frontend import functional as F
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
+from mskernel import float32, ops as F
+from mskernel_sdk import Parameter, Tensor
 
 from ..cell import Cell
 from ..initializer import Normal, initializer

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Optional, Sequence
 
-from mskernel.frontend import functional as F
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
+from mskernel import float32, ops as F
+from mskernel_sdk import Tensor
 
 from ..cell import Cell
 from ..initializer import parameter

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from mskernel.frontend import functional as F
-from mskernel.frontend.tensor import Tensor
+from mskernel import ops as F
+from mskernel_sdk import Tensor
 
 from ..cell import Cell
 from .conv import per_dim, resolve_padding

@@ -14,10 +14,9 @@ from __future__ import annotations
 import math
 from typing import Any, Optional
 
-from mskernel.frontend import functional as F
-from mskernel.frontend.control import scan
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
+from mskernel import float32, ops as F
+from mskernel.ops import scan
+from mskernel_sdk import Tensor
 
 from ..cell import Cell
 from ..initializer import Uniform, parameter

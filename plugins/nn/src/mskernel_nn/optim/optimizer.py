@@ -32,11 +32,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
 import numpy as np
-from mskernel.errors import MskernelError
-from mskernel.frontend import functional as F
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.tensor import Tensor
-from mskernel.ir.dtypes import float32
+from mskernel import float32, ops as F
+from mskernel_sdk import MskernelError, Parameter, Tensor
 
 from ..cell import Cell
 from ..schedules import LearningRateSchedule

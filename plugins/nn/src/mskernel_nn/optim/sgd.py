@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Iterable
 
-from mskernel.frontend import functional as F
-from mskernel.frontend.parameter import Parameter
-from mskernel.frontend.tensor import Tensor
+from mskernel import ops as F
+from mskernel_sdk import Parameter, Tensor
 
 from .optimizer import Optimizer, OptimizerError
 
