@@ -63,6 +63,18 @@ def stop_now() -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
+def finish(rank: int) -> None:
+    """A rank's program ended normally: record it; when another rank failed, end the process
+    now instead of in ``MPI_Finalize``, which could wait for the failed rank."""
+    from .mpi import FAILED_SEEN
+
+    record(rank, "ok")
+    if FAILED_SEEN:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
+
+
 def fail(rank: int, exc: BaseException, tb: Optional[TracebackType]) -> None:
     """Report an uncaught exception of this rank and end the process.  A rank that stops
     because another failed prints where it was in the user's code, not the whole stack."""

@@ -40,6 +40,8 @@ from .faults import RUN_DIR_VARIABLE
 
 _TAGGED = re.compile(r"^\[[^,\]]+,(\d+)\]<(stdout|stderr)>: ?(.*)$", re.DOTALL)
 POLL_SECONDS = 0.2
+#: after a failure, how long mpirun may take to end once every rank has reported
+SETTLE_SECONDS = 5.0
 
 
 def mpirun_path() -> str:
@@ -180,11 +182,19 @@ def _supervise(process: subprocess.Popen[str], run_dir: Path, n: int, grace: flo
     ``timeout``.  Returns why the job was ended early (``""``: it was not)."""
     start = time.monotonic()
     failed_at: Optional[float] = None
+    settled_at: Optional[float] = None
     while process.poll() is None:
         time.sleep(POLL_SECONDS)
         now = time.monotonic()
-        if failed_at is None and any(o.failed for o in outcomes(run_dir, n)):
+        ranks = outcomes(run_dir, n)
+        if failed_at is None and any(o.failed for o in ranks):
             failed_at = now
+        if failed_at is not None and settled_at is None and all(
+                o.ended != "running" for o in ranks):
+            settled_at = now  # every rank has ended or said how it ends
+        if settled_at is not None and now - settled_at > SETTLE_SECONDS:
+            _terminate(process)  # what is left is MPI's teardown around a dead rank
+            return ""
         if failed_at is not None and now - failed_at > grace:
             _terminate(process)
             return f"the other ranks had not ended {grace:g} s after a rank failed"

@@ -66,6 +66,11 @@ def is_failure(exc: BaseException) -> bool:
     return exc.Get_error_class() in classes
 
 
+#: World ranks this process learnt had failed (it then skips ``MPI_Finalize`` at exit, which
+#: would wait for them).
+FAILED_SEEN: set[int] = set()
+
+
 def failed_ranks(comm: Any) -> tuple[int, ...]:
     """The world ranks MPI knows to have failed, as seen through ``comm`` and the world."""
     MPI = mpi()
@@ -78,7 +83,9 @@ def failed_ranks(comm: Any) -> tuple[int, ...]:
             continue
         if group.Get_size():
             ranks.update(MPI.Group.Translate_ranks(group, list(range(group.Get_size())), world))
-    return tuple(sorted(r for r in ranks if r >= 0))
+    found = tuple(sorted(r for r in ranks if r >= 0))
+    FAILED_SEEN.update(found)
+    return found
 
 
 def _progress() -> None:

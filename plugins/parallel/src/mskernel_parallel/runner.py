@@ -33,7 +33,7 @@ def main(argv: list[str]) -> None:
             faults.stop_now()
     except BaseException as exc:  # noqa: BLE001 - every failure ends the rank the same way
         faults.fail(rank, exc, _from_script(exc.__traceback__, os.path.abspath(argv[0])))
-    faults.record(rank, "ok")
+    faults.finish(rank)
 
 
 def _from_script(tb: Optional[TracebackType], script: str) -> Optional[TracebackType]:
