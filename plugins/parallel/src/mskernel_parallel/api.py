@@ -26,6 +26,7 @@ from .context import (
     AutoParallelContext, ParallelMode, get_auto_parallel_context, reset_auto_parallel_context,
     set_auto_parallel_context,
 )
+from . import ps
 from .data_parallel import DEFAULT_BUCKET_MB, GradientBuckets
 
 __all__ = ["AutoParallelContext", "DistributedGradReducer", "ParallelMode",
@@ -52,11 +53,3 @@ class DistributedGradReducer:
         if not self.mean or self.degree == 1:
             return summed
         return tuple(g / self.degree for g in summed)
-
-
-def __getattr__(name: str) -> Any:
-    if name == "ps":
-        from . import ps
-
-        return ps
-    raise AttributeError(f"module 'mskernel.parallel' has no attribute {name!r}")

@@ -131,7 +131,8 @@ def check_derivatives() -> None:
         _, pullback = mskernel.vjp(fn, mskernel.Tensor(x))
         (jtc,) = pullback(mskernel.Tensor(c))
         lhs, rhs = global_dot(c, jt.numpy()), global_dot(jtc.numpy(), t)
-        assert abs(lhs - rhs) <= 1e-9 * max(1.0, abs(lhs)), f"{name}: <c, Jt> {lhs} != <J'c, t> {rhs}"
+        assert abs(lhs - rhs) <= 1e-9 * max(1.0, abs(lhs)), \
+            f"{name}: <c, Jt> {lhs} != <J'c, t> {rhs}"
         eps = 1e-6
         plus, minus = fn(mskernel.Tensor(x + eps * t)), fn(mskernel.Tensor(x - eps * t))
         numeric = (plus.numpy() - minus.numpy()) / (2 * eps)
