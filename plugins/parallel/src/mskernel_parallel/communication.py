@@ -34,7 +34,7 @@ __all__ = [
     "create_group", "destroy_group", "get_group_rank_from_world_rank", "get_group_size",
     "get_local_rank", "get_local_rank_size", "get_process_group_ranks", "get_rank",
     "get_world_rank_from_group_rank", "init", "is_initialized", "recv", "reduce_scatter",
-    "reduce_scatter_tensor", "release", "send",
+    "reduce_scatter_tensor", "release", "send", "statistics",
 ]
 
 
@@ -96,6 +96,15 @@ def get_group_rank_from_world_rank(world_rank_id: int, group: str) -> int:
         raise CommunicationError(f"world rank {world_rank_id} is not in group '{group}' "
                                  f"(world ranks {list(ranks)})")
     return ranks.index(world_rank_id)
+
+
+def statistics(group: Optional[str] = None) -> dict[str, int]:
+    """What this rank has communicated on ``group`` so far: ``collectives`` (calls, sends
+    included), ``payload_bytes`` (the operands it handed to them) and ``check_bytes`` (the
+    agreement checks before each, :mod:`mskernel_parallel.group`)."""
+    g = get_group(group)
+    return {"collectives": g.collectives, "payload_bytes": g.payload_bytes,
+            "check_bytes": g.check_bytes}
 
 
 def _world_only(group: Optional[str], what: str) -> None:
