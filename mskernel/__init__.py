@@ -13,22 +13,34 @@ from ._version import PLUGIN_API_VERSION as PLUGIN_API_VERSION, __version__ as _
 
 _install_namespace_importer()
 
-_SUBMODULES = {"ir", "ops", "passes", "runtime", "hooks", "errors", "cli", "frontend"}
+_SUBMODULES = {"ir", "ops", "passes", "runtime", "hooks", "errors", "cli", "frontend", "common",
+               "context"}
 
-#: Top-level names of the frontend → (module, attribute) — imported on first access, so
-#: ``import mskernel`` stays cheap.  An empty attribute means the module itself.
+#: Top-level names of the frontend and of MindSpore's API → (module, attribute) — imported
+#: on first access, so ``import mskernel`` stays cheap.  An empty attribute means the module
+#: itself.
 _FRONTEND = {
     "Tensor": ("mskernel.frontend.tensor", "Tensor"),
+    "tensor": ("mskernel.frontend.tensor", "tensor"),
     "Parameter": ("mskernel.frontend.parameter", "Parameter"),
+    "ParameterTuple": ("mskernel.frontend.parameter", "ParameterTuple"),
     "jit": ("mskernel.frontend.jit", "jit"),
+    "jit_class": ("mskernel.frontend.jit", "jit_class"),
+    "mutable": ("mskernel.frontend.jit", "mutable"),
     "set_device": ("mskernel.frontend.device", "set_device"),
     "get_device": ("mskernel.frontend.device", "get_device"),
     "device": ("mskernel.frontend.device", "device"),
     "random": ("mskernel.frontend.random", ""),
+    "dtype": ("mskernel.common.dtype", ""),
+    "set_seed": ("mskernel.common.seed", "set_seed"),
+    "get_seed": ("mskernel.common.seed", "get_seed"),
+    **{name: ("mskernel.context", name) for name in (
+        "set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE", "STRICT", "COMPATIBLE",
+        "LAX")},
 }
 _DTYPES = {
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "dtype",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
 }
 
 

@@ -6,7 +6,11 @@ Two finders on ``sys.meta_path``:
 
 - at the end, :class:`NamespaceFinder` answers only for ``mskernel.<name>`` that no real
   submodule matched; it asks the plugin host (loading plugins on this first use) for the
-  module registered as namespace ``<name>`` and makes ``mskernel.<name>`` an alias of it;
+  module registered as namespace ``<name>`` and makes ``mskernel.<name>`` an alias of it.
+  ``<name>`` may be dotted: a plugin's sub-module of another namespace
+  (``mskernel.nn.probability``) or of a core package open to plugins
+  (``mskernel.common.initializer``, whose attribute access goes through
+  :func:`namespace_member`);
 - at the front, :class:`NamespaceMemberFinder` answers for ``mskernel.<name>.<member>...``
   once ``mskernel.<name>`` is such an alias: the member is the alias of the module the
   namespace holds under that name (``mskernel_data.api.vision`` is ``mskernel_data.vision``)
@@ -22,7 +26,7 @@ import sys
 from importlib import import_module
 from importlib.machinery import ModuleSpec
 from types import ModuleType
-from typing import Any, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 
 class _Alias(importlib.abc.Loader):
@@ -46,7 +50,7 @@ class NamespaceFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname: str, path: Optional[Sequence[str]],
                   target: Any = None) -> Optional[ModuleSpec]:
         package, _, name = fullname.partition(".")
-        if package != "mskernel" or not name or "." in name:
+        if package != "mskernel" or not name:
             return None
         from .hooks.host import host
 
@@ -74,6 +78,19 @@ class NamespaceMemberFinder(importlib.abc.MetaPathFinder):
                 importlib.util.find_spec(real) is not None:
             return _alias_spec(fullname, real)
         return None
+
+
+def namespace_member(package: str, name: str, lazy: Mapping[str, str]) -> Any:
+    """Attribute ``name`` of the core package ``package`` (its module ``__getattr__``): the
+    attribute of that name of the module ``lazy`` maps it to, imported now, or else the
+    plugin namespace ``<package>.<name>`` (``mskernel.common.initializer``)."""
+    if name in lazy:
+        return getattr(import_module(lazy[name]), name)
+    if name.startswith("_"):
+        raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    from .hooks.host import host
+
+    return host().namespace(f"{package.partition('.')[2]}.{name}")
 
 
 def install() -> None:

@@ -11,7 +11,8 @@ import_cycles = sys.modules.setdefault("import_cycles", importlib.util.module_fr
 SPEC.loader.exec_module(import_cycles)
 
 #: Bottom up; the top-level package's subpackages and modules.
-LAYERS = ("errors", "ir", "ops", "passes", "runtime", "testing", "hooks", "frontend", "cli")
+LAYERS = ("errors", "ir", "ops", "passes", "runtime", "testing", "hooks", "frontend", "common",
+          "context", "cli")
 #: Modules that sit below their package: leaves the lower layers share.
 LOWERED = {
     "mskernel.hooks.markers": "errors",      # the hookimpl marker of the built-in plugins

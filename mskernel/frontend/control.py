@@ -10,6 +10,7 @@ a loop body must return the same structure, dtypes and shapes it receives.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable, Sequence
 
 from ..ir.graph import Graph, Value
@@ -23,7 +24,11 @@ from .tensor import Tensor
 from .trace import active_trace, trace_function
 
 
-__all__ = ["ControlFlowError", "cond", "fori_loop", "scan", "switch", "while_loop"]
+__all__ = ["ControlFlowError", "cond", "fori_loop", "partial", "scan", "switch", "while_loop"]
+
+#: ``ops.partial(fn, *args, **kwargs)``: ``fn`` with some arguments fixed (MindSpore's name
+#: for :func:`functools.partial`; graph-mode code converts what it calls through it).
+partial = functools.partial
 
 
 def _leaves(tree: Any, what: str) -> tuple[list[Tensor], TreeDef]:

@@ -2,11 +2,12 @@
 
 Eager mode compiles a one-node graph per (backend, op, input types, attributes) the first time
 it is seen and caches the executable, so a repeated op costs a dictionary lookup and one
-``Executable.run``.  An op the tensors' backend cannot run runs on its plugin's host kernel
-beside that backend when it has one (:mod:`mskernel.runtime.host_kernels`), else on the
-next capable backend under the fallback policy (``MSKERNEL_FALLBACK`` = allow / warn / deny,
-default warn), with its inputs and outputs transferred — the same rule the partitioner
-applies to graphs.
+``Executable.run``.  A composite op the tensors' backend does not claim runs there as its
+decomposition when the backend runs every op of it.  Another op the backend cannot run runs on
+its plugin's host kernel beside that backend when it has one
+(:mod:`mskernel.runtime.host_kernels`), else on the next capable backend under the fallback
+policy (``MSKERNEL_FALLBACK`` = allow / warn / deny, default warn), with its inputs and outputs
+transferred — the same rules the partitioner applies to graphs.
 
 An effectful op (``OpDef.effectful``: a collective, an I/O op) whose ``!token`` is its last
 input and last output is applied to its tensors alone: under a trace the token is the trace's
@@ -30,6 +31,7 @@ from ..ir.graph import Graph, attr_key
 from ..ir.types import TOKEN
 from ..runtime.backend import Backend, CompileOptions, DeviceArray
 from ..runtime.executor import installed_host_kernels, transfer
+from ..runtime.expand import expand_composites
 from ..runtime.host_kernels import HostKernelExecutable
 from ..runtime.partition import FallbackWarning
 from ..runtime.state import TOKEN_VALUE
@@ -235,8 +237,13 @@ def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[s
         multi = len(node.outputs) != 2
     builder.append(node)
     graph = builder.build(list(node.outputs))
-    if home.capabilities().reason_unsupported(node) is not None:  # a plugin's host kernel?
-        kernel = installed_host_kernels().get(op)
+    capabilities = home.capabilities()
+    if not capabilities.supports(node):
+        expanded = expand_composites(graph, capabilities, host().ops)
+        if expanded.expansions:  # a composite running on home as its decomposition
+            return _EagerKernel(home.compile(expanded.graph, _EAGER_OPTIONS), home, home, multi,
+                                effectful)
+        kernel = installed_host_kernels().get(op)  # a plugin's host kernel?
         if kernel is not None and kernel.reason_unsupported(node) is None:
             executable = HostKernelExecutable(graph, home, {op: kernel})
             return _EagerKernel(executable, home, home, multi, effectful)

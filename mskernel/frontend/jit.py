@@ -49,6 +49,17 @@ What graph mode cannot do as eager code does:
   the dtype of the tensors it meets, else its default dtype (float32, int64, bool).  The index
   of ``for i in range(n)`` with a traced ``n`` is a *weakly typed* int64 tensor: it promotes
   like the Python int eager code sees (``float32_tensor * i`` stays float32 in both modes).
+
+What it does as MindSpore's graph mode does:
+
+- a ``raise`` in a tensor-dependent branch or loop body raises only when that code runs, and
+  an ``assert`` on a traced value is checked at every run (the error notes the statement's
+  line; the run's parameter updates are dropped) — see :mod:`.trace`, *runtime checks*;
+- Python values the function returns (numbers, strings, lists of them) come back as they
+  are; only tensors are graph outputs;
+- :func:`mutable` makes a Python number an input instead of a constant, and
+  :func:`jit_class` marks a class whose objects graph-mode code uses (any object works here,
+  since Python runs while tracing).
 """
 
 from __future__ import annotations
@@ -75,7 +86,7 @@ from .pytree import LEAF, TreeDef, flatten, unflatten
 from .tensor import Tensor
 from .trace import Program, active_trace, trace_program
 
-__all__ = ["CacheInfo", "Compiled", "JitFunction", "Lowered", "jit"]
+__all__ = ["CacheInfo", "Compiled", "JitFunction", "Lowered", "jit", "jit_class", "mutable"]
 
 _INPUT_TYPES = (Tensor, np.ndarray, np.generic)
 #: Positional and keyword arguments of one call.
@@ -101,6 +112,32 @@ def jit(fn: Optional[Callable[..., Any]] = None, *, static_argnums: int | Sequen
                                  opt_level=opt_level)
     return JitFunction(fn, static_argnums=static_argnums, static_argnames=static_argnames,
                        backend=backend, opt_level=opt_level)
+
+
+def jit_class(cls: type) -> type:
+    """MindSpore's mark for a class whose objects graph-mode code uses: the class itself,
+    since every object works while a function is traced (its Python code runs then)."""
+    if not isinstance(cls, type):
+        raise TypeError(f"jit_class decorates a class, got {cls!r}")
+    return cls
+
+
+def mutable(input_data: Any, dynamic_len: bool = False) -> Any:
+    """``input_data`` as a graph input rather than a constant: a Python number becomes a 0-d
+    tensor (so a new value does not compile again); tensors, and tuples, lists and dicts of
+    them, are inputs already.  ``dynamic_len`` (a sequence of varying length) is not
+    supported: a graph's inputs have fixed shapes and counts."""
+    if dynamic_len:
+        raise ValueError("mutable(..., dynamic_len=True): a jitted function is compiled for a "
+                         "fixed number of inputs; pass a tensor instead of a varying sequence")
+    if isinstance(input_data, (bool, int, float, complex)):
+        return Tensor(input_data)
+    leaves, _ = flatten(input_data, lambda x: isinstance(x, _INPUT_TYPES))
+    for leaf in leaves:
+        if not isinstance(leaf, _INPUT_TYPES):
+            raise TypeError(f"mutable: {type(leaf).__name__} values cannot be graph inputs; "
+                            "pass numbers, tensors or containers of them")
+    return input_data
 
 
 def _target(fn: Any) -> Callable[..., Any]:
@@ -398,7 +435,8 @@ class Compiled:
         self._key = key
         #: run on the inputs' device (or host) arrays; returns the function's result
         self.run: Callable[[list[Any]], Any] = self._run_tree
-        if program.out_tree == LEAF and not program.has_state:
+        if (program.out_tree == LEAF and program.constants == (None,) and not program.has_state
+                and not program.checks):
             run, concrete = compiled.run, Tensor._concrete
             self.run = lambda arrays: concrete(run(arrays)[0])
 
@@ -418,10 +456,9 @@ class Compiled:
 
     def _run_tree(self, arrays: list[Any]) -> Any:
         program = self.program
-        if program.has_state:
-            state, cells = program.state_arguments()
-            outs = self.executable.run([*arrays, *state])[:-1]
-            program.write_back(cells)
-        else:
-            outs = self.executable.run(arrays)
-        return unflatten(program.out_tree, [Tensor._concrete(o) for o in outs])
+        if not program.has_state:
+            return program.result(self.executable.run(arrays))
+        state, cells = program.state_arguments()
+        result = program.result(self.executable.run([*arrays, *state]))
+        program.write_back(cells)  # not when a runtime check raised: the run did not happen
+        return result

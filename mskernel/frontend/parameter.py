@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import Any, Optional
 
+import numpy as np
+
 from ..errors import MskernelError
 from .tensor import Tensor, host_array
 from .trace_context import active_trace
@@ -54,3 +56,37 @@ class Parameter(Tensor):
 
     def __repr__(self) -> str:
         return f"Parameter(name={self.name!r}, shape={self.shape}, dtype={self.dtype})"
+
+
+class ParameterTuple(tuple):  # type: ignore[type-arg]
+    """A tuple of :class:`Parameter` s (MindSpore's ``ParameterTuple``): what optimizers and
+    ``GradOperation(get_by_list=True)`` take."""
+
+    def __new__(cls, iterable: Any = ()) -> "ParameterTuple":
+        items = tuple(iterable)
+        for i, item in enumerate(items):
+            if not isinstance(item, Parameter):
+                raise TypeError(f"ParameterTuple: item {i} is a {type(item).__name__}, not a "
+                                "Parameter")
+        return super().__new__(cls, items)
+
+    def clone(self, prefix: str, init: Any = "same") -> "ParameterTuple":
+        """New parameters named ``<prefix>.<name>``, of the same shapes and dtypes: copies
+        (``init="same"``), zeros, ones, or what an initializer ``init(shape, dtype)`` gives."""
+        if isinstance(init, str) and init not in _FILLS:
+            raise ValueError(f"ParameterTuple.clone: init {init!r} is not one of "
+                             f"{', '.join(map(repr, _FILLS))}; pass an initializer "
+                             "(mskernel.common.initializer) for anything else")
+        return ParameterTuple(Parameter(_initial_value(p, init), f"{prefix}.{p.name}",
+                                        p.requires_grad, p.dtype) for p in self)
+
+
+#: ``clone``'s named initial values: the parameter's own, or a constant
+_FILLS = {"same": None, "zeros": 0, "ones": 1}
+
+
+def _initial_value(p: Parameter, init: Any) -> Any:
+    if isinstance(init, str):
+        fill = _FILLS[init]
+        return p.numpy() if fill is None else np.full(p.shape, fill, p.dtype.storage)
+    return Tensor(shape=p.shape, dtype=p.dtype, init=init)

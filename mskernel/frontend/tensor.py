@@ -7,6 +7,11 @@ code does not see the difference except where a concrete value is needed — ``b
 ``t.numpy()``, ``float(t)`` — which a traced tensor refuses with an error pointing at the
 user's line.
 
+MindSpore's names for the same things are here too: ``asnumpy()``, ``Tensor.from_numpy``
+(sharing the array's memory where the device can), ``Tensor(shape=, dtype=, init=)``,
+``itemsize``, ``nbytes``, ``strides`` and ``dim()``; ``print(t)`` shows the values as NumPy
+(and MindSpore) print them, ``repr(t)`` the values and the dtype.
+
 This module holds the data: storage, type and the conversions to Python and NumPy values.
 Operators and methods (``x + y``, ``x.sum()``, ``x[i]``, ``x.at[i].set(v)`` ...) are the
 functional ops', installed on the class by :mod:`mskernel.frontend.functional.methods` when
@@ -27,6 +32,7 @@ from ..ir.source import user_location
 from ..ir.types import TensorType
 from ..runtime.backend import DeviceArray
 from .device import current_device
+from .trace_context import outside_traces
 
 if TYPE_CHECKING:
     from .functional.methods import TensorMethods as _Methods
@@ -63,19 +69,58 @@ def host_array(data: Any, dtype: Any = None) -> tuple[np.ndarray, DType]:
     return as_storage(arr, dt), dt
 
 
+def _initialised(init: Any, shape: Any, dtype: Any) -> np.ndarray:
+    """The values ``init(shape, dtype)`` gives (MindSpore's ``Tensor(shape=, dtype=, init=)``),
+    computed now, outside any trace."""
+    if shape is None:
+        raise TypeError("Tensor(init=...) needs the shape of the tensor to initialise")
+    dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(d) for d in shape)
+    if not callable(init):
+        raise TypeError(f"Tensor: init must be an initializer (such as "
+                        f"mskernel.common.initializer.Normal()), got {init!r}")
+    with outside_traces():
+        return np.asarray(init(dims, float32 if dtype is None else dtype))
+
+
 class Tensor(_Methods):
     """An n-d array.  ``Tensor(data, dtype=None)`` copies ``data`` (a NumPy array, nested
-    lists or a scalar) to the current device."""
+    lists or a scalar) to the current device.  ``Tensor(shape=(2, 3), dtype=float32,
+    init=Normal())`` fills it from an initializer instead, at once (MindSpore defers that to
+    the first use; the values are the same)."""
 
     __slots__ = ("_data", "_value", "_trace", "_weak", "__weakref__")
     __array_priority__ = 100  # NumPy defers to Tensor's operators
 
-    def __init__(self, data: Any, dtype: Any = None) -> None:
-        arr, dt = host_array(data, dtype)
+    def __init__(self, input_data: Any = None, dtype: Any = None, shape: Any = None,
+                 init: Any = None) -> None:
+        if init is not None:
+            if input_data is not None:
+                raise TypeError("Tensor: give either input_data or init, not both")
+            input_data = _initialised(init, shape, dtype)
+        elif input_data is None:
+            raise TypeError("Tensor needs input_data, or shape and init")
+        arr, dt = host_array(input_data, dtype)
+        if shape is not None and init is None and tuple(np.shape(arr)) != tuple(
+                (shape,) if isinstance(shape, int) else shape):
+            raise ValueError(f"Tensor: the data has shape {arr.shape}, not the given {shape}")
         self._data: Optional[DeviceArray] = current_device().to_device(arr, TensorType(dt, arr.shape))
         self._value: Optional[Value] = None
         self._trace: Optional["Trace"] = None
         self._weak = False
+
+    @classmethod
+    def from_numpy(cls, array: np.ndarray) -> "Tensor":
+        """A tensor of ``array``'s dtype and shape that shares its memory where the device
+        can hold the array as it is (the reference backend; the cpu backend when the array
+        is C-contiguous and 64-byte aligned), so later writes to ``array`` show in the
+        tensor; otherwise a copy.  Mutating a shared array while the tensor is in use (by a
+        jitted function that took it as a constant, say) gives undefined results."""
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"Tensor.from_numpy takes a NumPy array, got {type(array).__name__}")
+        type_ = TensorType(to_dtype(array.dtype), array.shape)
+        backend = current_device()
+        data = backend.share(array, type_)
+        return cls._concrete(data if data is not None else backend.to_device(array, type_))
 
     @classmethod
     def _concrete(cls, data: DeviceArray) -> "Tensor":
@@ -119,6 +164,29 @@ class Tensor(_Methods):
         return self.type.size
 
     @property
+    def itemsize(self) -> int:
+        """Bytes per element."""
+        return self.dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of all elements."""
+        return self.size * self.dtype.itemsize
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Bytes to step along each axis, for the dense row-major layout (MindSpore's)."""
+        steps, step = [], self.dtype.itemsize
+        for d in reversed(self.shape):
+            steps.append(step)
+            step *= d
+        return tuple(reversed(steps))
+
+    def dim(self) -> int:
+        """The number of axes (``ndim``)."""
+        return self.ndim
+
+    @property
     def is_traced(self) -> bool:
         return self._trace is not None
 
@@ -145,6 +213,15 @@ class Tensor(_Methods):
     def numpy(self) -> np.ndarray:
         """A host copy (bfloat16 tensors come back as float32 arrays holding bf16 values)."""
         return np.array(self._need_concrete("Tensor.numpy()").to_host(), copy=True)
+
+    def asnumpy(self) -> np.ndarray:
+        """MindSpore's name for :meth:`numpy` (a copy: tensors are immutable)."""
+        return np.array(self._need_concrete("Tensor.asnumpy()").to_host(), copy=True)
+
+    def init_data(self) -> "Tensor":
+        """The tensor itself: ``Tensor(init=...)`` is initialised at once (MindSpore's
+        deferred initialisation ends here)."""
+        return self
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         arr = self.numpy()
@@ -184,10 +261,22 @@ class Tensor(_Methods):
     def __repr__(self) -> str:
         if self._data is None:
             return f"Tensor(traced, shape={self.shape}, dtype={self.dtype})"
-        formatter = {"float_kind": _bfloat16_text} if self.dtype.name == "bfloat16" else None
         body = np.array2string(self._data.to_host(), separator=", ", prefix="Tensor(",
-                               formatter=formatter)  # type: ignore[arg-type]  # numpy's TypedDict
+                               formatter=self._formatter())  # type: ignore[arg-type]
         return f"Tensor({body}, dtype={self.dtype})"
+
+    def __str__(self) -> str:
+        """The values as NumPy prints them (``[1. 2.]``), as ``print(t)`` shows them in
+        MindSpore."""
+        if self._data is None:
+            return repr(self)
+        values, formatter = self._data.to_host(), self._formatter()
+        if formatter is None:
+            return str(values)
+        return np.array2string(values, formatter=formatter)  # type: ignore[arg-type]
+
+    def _formatter(self) -> Optional[dict[str, Any]]:
+        return {"float_kind": _bfloat16_text} if self.dtype.name == "bfloat16" else None
 
     def __hash__(self) -> int:
         return id(self)
@@ -201,6 +290,12 @@ class Tensor(_Methods):
     def tolist(self) -> Any:
         """The values as nested Python lists (concrete tensors only)."""
         return self.numpy().tolist()
+
+
+def tensor(input_data: Any = None, dtype: Any = None, shape: Any = None,
+           init: Any = None) -> Tensor:
+    """``mskernel.tensor(data, dtype)``: MindSpore's function form of :class:`Tensor`."""
+    return Tensor(input_data, dtype, shape, init)
 
 
 def _bfloat16_text(v: float) -> str:

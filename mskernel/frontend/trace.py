@@ -6,13 +6,24 @@ or loop body in a child trace whose graph becomes a *closed* region.  When a chi
 a tensor of an enclosing trace (a closure variable), it *captures* it: the region gets an extra
 input and the owning node passes the outer value explicitly.  A concrete tensor met by a trace
 becomes a ``constant`` node.
+
+*Runtime checks* are errors a program raises when it runs: a ``raise`` in a branch that runs
+only when a traced condition holds, or an ``assert`` on a traced value (the statements of
+``@jit`` code, converted by :mod:`.autograph`).  A trace that accepts them (the top-level
+trace of ``@jit``, and the branch and loop-body regions of its converted statements) lists
+each as a bool flag with the error to raise when it is true; the owning ``If``/``While``
+hands a region's flags out to its parent, and the top-level program returns them beside its
+result, so the run raises the first that is set — before writing back the parameters.
 """
 
 from __future__ import annotations
 
+import copy
 from contextvars import Token
 from dataclasses import dataclass
 from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
 
 from ..errors import MskernelError
 from ..hooks.host import host
@@ -22,22 +33,45 @@ from ..ir.source import return_site
 from ..ir.types import TOKEN, RefType, TensorType, TokenType
 from ..runtime.state import TOKEN_VALUE, RefCell
 from .parameter import Parameter
-from .pytree import TreeDef, flatten
+from .pytree import TreeDef, flatten, unflatten
 from .tensor import Tensor
 from .trace_context import active_trace, enter, leave
 
-__all__ = ["EscapedTracerError", "Program", "Trace", "active_trace", "as_result_tensor",
-           "trace_function", "trace_program"]
+__all__ = ["EscapedTracerError", "Program", "RuntimeCheck", "Trace", "active_trace",
+           "as_result_tensor", "trace_function", "trace_program"]
 
 
 class EscapedTracerError(MskernelError, TypeError):
     """A traced tensor was used outside the trace that created it."""
 
 
+@dataclass(frozen=True)
+class RuntimeCheck:
+    """An error a program raises at run time (see the module docs): ``error`` as it was made
+    while tracing, raised anew at each failing run; ``where`` is the user's ``file:line``."""
+
+    error: BaseException
+    where: str
+
+    def fail(self, graph_name: str) -> BaseException:
+        """A fresh copy of the error, with a note saying where it was staged."""
+        try:
+            error = type(self.error)(*self.error.args)
+        except Exception:  # an exception class whose constructor takes other arguments
+            error = copy.copy(self.error)
+            error.__notes__ = []
+        error.add_note(f"raised at run time by the graph of @{graph_name}: the statement at "
+                       f"{self.where}")
+        return error
+
+
 class Trace:
-    def __init__(self, name: str, parent: Optional["Trace"] = None) -> None:
+    def __init__(self, name: str, parent: Optional["Trace"] = None,
+                 checks: bool = False) -> None:
         self.builder = GraphBuilder(name, host().ops)
         self.parent = parent
+        #: the runtime checks staged in this trace, if it accepts them: (flag, check)
+        self.checks: Optional[list[tuple[Tensor, RuntimeCheck]]] = [] if checks else None
         #: outer tensors captured by this trace, in capture order, and their inner values
         self.captured: list[Tensor] = []
         self._capture_values: dict[int, Value] = {}
@@ -183,10 +217,12 @@ class Program:
     """A traced top-level function, ready to compile.
 
     ``graph.inputs`` are the ``num_inputs`` declared inputs, then — in the order first used —
-    one ``!ref`` input per parameter in ``params`` and the state token.  When ``has_state``
-    the last graph output is the final token.  :meth:`state_arguments` gives the run-time
-    values of the extra inputs and :meth:`write_back` stores the updated cells into the
-    parameters after a run.
+    one ``!ref`` input per parameter in ``params`` and the state token.  The graph's outputs
+    are the result's tensors, then one bool flag per runtime check in ``checks``, then, when
+    ``has_state``, the final token.  ``constants`` holds the result's leaves that are Python
+    values (``None`` for a tensor leaf), returned as they are, as MindSpore returns constants.
+    :meth:`state_arguments` gives the run-time values of the extra inputs and
+    :meth:`write_back` stores the updated cells into the parameters after a run.
     """
 
     graph: Graph
@@ -194,6 +230,19 @@ class Program:
     num_inputs: int
     params: tuple[Parameter, ...]
     has_state: bool
+    checks: tuple[RuntimeCheck, ...] = ()
+    constants: tuple[Any, ...] = ()
+
+    def result(self, outputs: Sequence[Any]) -> Any:
+        """The function's result from the graph outputs of one run (as tensors); raises the
+        error of the first runtime check whose flag is set."""
+        tensors = len(outputs) - len(self.checks) - self.has_state
+        for check, flag in zip(self.checks, outputs[tensors:]):
+            if bool(np.asarray(flag.to_host())):
+                raise check.fail(self.graph.name)
+        it = iter(outputs[:tensors])
+        leaves = [Tensor._concrete(next(it)) if c is None else c for c in self.constants]
+        return unflatten(self.out_tree, leaves)
 
     def state_arguments(self) -> tuple[list[Any], list[RefCell]]:
         cells = [RefCell(p.type, p._data) for p in self.params]
@@ -212,16 +261,24 @@ def trace_program(fn: Callable[..., Any], types: Sequence[TensorType], name: str
     become ref inputs ordered by a state token."""
     if active_trace() is not None:
         raise MskernelError("trace_program starts a top-level trace; a trace is already active")
-    trace = Trace(name)
+    trace = Trace(name, checks=True)
     with trace:
         inputs = [trace.input(t) for t in types]
         result = fn(*inputs)
         leaves, treedef = flatten(result, lambda x: isinstance(x, Tensor))
-        values = [trace.value_of(as_result_tensor(leaf, name, fn)) for leaf in leaves]
+        constants = tuple(leaf if isinstance(leaf, _CONSTANTS) else None for leaf in leaves)
+        values = [trace.value_of(as_result_tensor(leaf, name, fn))
+                  for leaf in leaves if not isinstance(leaf, _CONSTANTS)]
+        values += [trace.value_of(flag) for flag, _ in trace.checks or ()]
     if trace.final_token is not None:
         values.append(trace.final_token)
     return Program(trace.builder.build(values), treedef, len(types), tuple(trace.params),
-                   trace.final_token is not None)
+                   trace.final_token is not None,
+                   tuple(check for _, check in trace.checks or ()), constants)
+
+
+#: Python values a traced program returns as they are (MindSpore returns them as constants).
+_CONSTANTS = (bool, int, float, complex, str)
 
 
 def as_result_tensor(leaf: Any, where: str, fn: Callable[..., Any]) -> Tensor:

@@ -7,8 +7,9 @@ machinery (:mod:`.trace`), whose :class:`~.trace.Trace` enters and leaves the co
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from contextvars import ContextVar, Token
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING, Iterator, Optional
 
 if TYPE_CHECKING:
     from .trace import Trace
@@ -28,3 +29,15 @@ def enter(trace: "Trace") -> Token[Optional["Trace"]]:
 
 def leave(token: Token[Optional["Trace"]]) -> None:
     _active.reset(token)
+
+
+@contextmanager
+def outside_traces() -> Iterator[None]:
+    """Run the enclosed ops eagerly even while a function is being traced: what builds a
+    network's initial weights inside ``@jit`` (MindSpore builds cells at compile time),
+    whose values must be concrete."""
+    token = _active.set(None)
+    try:
+        yield
+    finally:
+        _active.reset(token)

@@ -77,7 +77,9 @@ def mskernel_register_ops(registry: "OpRegistry") -> None:
     """Define this plugin's ops with ``registry.define(OpDef(...))``.
 
     An op is defined once: inputs, attribute schema, shape/dtype rule and NumPy reference
-    semantics (see :class:`mskernel.ops.OpDef`).  Prefix op names with the plugin's name
+    semantics (see :class:`mskernel.ops.OpDef`), and optionally a decomposition into other
+    ops, which a backend that does not claim the op runs instead (``docs/ops.md``).  Prefix
+    op names with the plugin's name
     (``"quantum.expectation"``).  Redefining an existing op is an error unless
     ``override=True`` is passed; overrides are listed by ``mskernel plugins info``.
     """
@@ -150,7 +152,11 @@ def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
     ``mskernel.nn`` then imports and returns that module on first access.  A target of the
     form ``"module:attribute"`` exposes one object (``namespaces.register("grad",
     "mskernel_autodiff.api:grad")`` makes ``mskernel.grad`` that function).  Targets are strings
-    so nothing is imported before the user asks for it.
+    so nothing is imported before the user asks for it.  A dotted name adds a member to
+    another plugin's namespace (``"nn.probability"``) or to a core namespace open to plugins
+    (``"common.initializer"``; the core's own members come first); ``import
+    mskernel.common.initializer`` works like the attribute.  A name no installed plugin
+    provides is an error naming the distribution to install when the project has one.
     """
 
 

@@ -30,6 +30,7 @@ from ..runtime.registry import BackendRegistry
 from . import hookspecs
 from .containment import Contained
 from .discovery import Candidate, discover, disabled_names, incompatibility, is_disabled
+from .distributions import known_provider
 from .info import PluginInfo, PluginRecord
 from .markers import PROJECT
 from .registries import CommandRegistry, NamespaceRegistry, Scoped
@@ -306,7 +307,7 @@ class PluginHost:
                           f"{loading.reason}") from loading.error
 
     def _missing_namespace_message(self, name: str) -> str:
-        distribution = KNOWN_PROVIDERS.get(name, f"mskernel-{name}")
+        distribution = known_provider(name)
         for rec in self.records.values():
             if (canonicalize_name(rec.distribution) == distribution or rec.name == name
                     or f"namespace:{name}" in rec.provides):
@@ -316,18 +317,11 @@ class PluginHost:
                             f"is installed but registers no namespace '{name}' {see}")
                 return (f"mskernel.{name} is provided by {rec.distribution}, which is installed "
                         f"but {rec.status}: {rec.reason} {see}")
+        if distribution is None:
+            return (f"module 'mskernel' has no attribute '{name}': no installed plugin provides "
+                    f"mskernel.{name}, and no mskernel distribution is known to")
         return (f"module 'mskernel' has no attribute '{name}': no installed plugin provides "
                 f"mskernel.{name}; install it with `pip install {distribution}`")
-
-
-#: Distributions that provide well-known top-level names whose distribution is not
-#: ``mskernel-<name>`` — used only to word the "install it" message.
-KNOWN_PROVIDERS = {
-    name: "mskernel-autodiff" for name in (
-        "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian", "stop_gradient",
-        "custom_vjp", "custom_jvp", "GradOperation")
-} | {"train": "mskernel-nn", "dataset": "mskernel-data", "save_checkpoint": "mskernel-nn",
-     "load_checkpoint": "mskernel-nn", "load_param_into_net": "mskernel-nn"}
 
 
 def _plugin_traceback(exc: BaseException) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.machinery
+import os
 import sys
 import types
 from dataclasses import dataclass, field
@@ -15,13 +16,19 @@ from ..errors import PluginError
 #: Sub-commands of ``mskernel`` that the core itself defines (in :mod:`mskernel.cli`).
 CORE_COMMANDS = frozenset({"plugins", "explain"})
 
+#: Core namespaces a plugin may add members to (``mskernel.common.initializer``); the core's
+#: own members come first.
+EXTENSIBLE_NAMESPACES = frozenset({"common"})
+
 
 @dataclass
 class NamespaceRegistry:
     """``mskernel.<name>`` → the module that implements it (imported on first access).
 
-    A name must be a public Python identifier that the core does not use itself
-    (``mskernel.ir`` and ``mskernel.__version__`` cannot be taken over by a plugin).
+    A name is a public Python identifier that the core does not use itself (``mskernel.ir``
+    and ``mskernel.__version__`` cannot be taken over by a plugin), or a dotted path of them
+    naming a member of another plugin's namespace (``"nn.probability"``), or one member of a
+    core namespace open to plugins (:data:`EXTENSIBLE_NAMESPACES`: ``"common.initializer"``).
     """
 
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)
@@ -29,10 +36,17 @@ class NamespaceRegistry:
     def register(self, name: str, module: str, *, owner: str = "unknown") -> None:
         """Make ``mskernel.<name>`` resolve to ``module`` (a dotted module path) or to one
         attribute of it (``"mskernel_autodiff.api:grad"``)."""
-        if not name.isidentifier() or name.startswith("_"):
-            raise PluginError(f"namespace name {name!r} is not a public Python identifier")
+        parts = name.split(".")
+        if not all(part.isidentifier() and not part.startswith("_") for part in parts):
+            raise PluginError(f"namespace name {name!r} is not a public Python identifier "
+                              "(or a dotted path of them)")
         if _is_core_name(name):
             raise PluginError(f"namespace name {name!r} is taken by the core (mskernel.{name})")
+        if len(parts) > 1 and _is_core_name(parts[0]):
+            open_ones = ", ".join(f"'{n}.<member>'" for n in sorted(EXTENSIBLE_NAMESPACES))
+            if parts[0] not in EXTENSIBLE_NAMESPACES or len(parts) > 2:
+                raise PluginError(f"namespace name {name!r}: the core takes plugin members only "
+                                  f"as {open_ones}")
         existing = self.modules.get(name)
         if existing is not None:
             raise PluginError(
@@ -54,13 +68,16 @@ class NamespaceRegistry:
 def _is_core_name(name: str) -> bool:
     """Whether ``mskernel.<name>`` is an attribute or submodule of the core (not imported)."""
     core = sys.modules["mskernel"]
-    value = vars(core).get(name)
-    if isinstance(value, types.ModuleType) and not value.__name__.startswith("mskernel."):
-        return False  # an imported plugin namespace (``import mskernel.nn``), not the core's
-    if value is not None:
-        return True
+    *package, leaf = name.split(".")
+    if not package:
+        value = vars(core).get(name)
+        if isinstance(value, types.ModuleType) and not value.__name__.startswith("mskernel."):
+            return False  # an imported plugin namespace (``import mskernel.nn``), not the core's
+        if value is not None:
+            return True
     # a real submodule file of the core (the namespace importer is not consulted)
-    return importlib.machinery.PathFinder.find_spec(f"mskernel.{name}", core.__path__) is not None
+    path = [os.path.join(core.__path__[0], *package)]
+    return importlib.machinery.PathFinder.find_spec(f"mskernel.{name}", path) is not None
 
 
 @dataclass

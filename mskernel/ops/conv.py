@@ -20,21 +20,31 @@ window lying wholly in padding gives ``-inf`` (max; the lowest value for integer
 The references are vectorised NumPy: windows are strided views (:mod:`.windows`), convolution
 is one batched matmul per call with groups as the batch dim, and float16 is computed in
 float32.
+
+``conv`` and ``conv_transpose`` are primitives; the pools are composites (see
+:mod:`.primitives`): one strided ``slice`` of the padded input per kernel position, combined by
+``maximum`` or by ``add`` and a division by the window sizes, and for the adaptive pools one
+``mean``/``max`` per window (a ``reshape`` when the windows are of one size).
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 from types import EllipsisType
-from typing import Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 
 import numpy as np
 
 from ..errors import InferError
+from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
+from .compose import in_working_precision, tensor_type
 from .windows import Window, pad, per_dim, spatial_rank
-from .registry import Attr, OpDef
+from .registry import Attr, DecomposeFn, Emitter, OpDef
 from .rules import FLOAT, require_kind, same_dtype, tensor, widened
+from .samples import FLOATS, OpSample, SampleFn, random_array
 
 Ints = Optional[Sequence[int]]
 
@@ -297,6 +307,79 @@ def _adaptive_max_pool(x: np.ndarray, output_size: Sequence[int]) -> np.ndarray:
 
 
 # ---------------------------------------------------------------------------------------------
+# decompositions of the pools (see OpDef.decomposition)
+# ---------------------------------------------------------------------------------------------
+
+
+def _taps(b: Emitter, x: Value, window: Window, fill: float) -> list[Value]:
+    """The windows of ``x`` padded with ``fill``, one kernel position at a time: tap ``t`` is
+    ``[N, C, *out]`` holding padded ``x[n, c, *(o*stride + t*dilation)]`` (what
+    :meth:`~.windows.Window.windows` gives at kernel position ``t``)."""
+    t = tensor_type(x)
+    spatial = t.shape[2:]
+    out = window.output_shape(spatial)
+    pads = [0, 0, 0, 0]
+    for size, o, s, ext, (lo, hi) in zip(spatial, out, window.stride, window.extents,
+                                         window.padding):
+        pads += [lo, max(hi, (o - 1) * s + ext - size - lo)]
+    padded = b.op("pad", x, pads=tuple(pads), value=fill) if any(pads) else x
+    axes = tuple(range(2, t.rank))
+    taps = []
+    for position in itertools.product(*(range(k) for k in window.kernel)):
+        starts = tuple(p * d for p, d in zip(position, window.dilation))
+        stops = tuple(st + (o - 1) * s + 1 for st, o, s in zip(starts, out, window.stride))
+        taps.append(b.op("slice", padded, starts=starts, stops=stops, steps=window.stride,
+                         axes=axes))
+    return taps
+
+
+def _combined(b: Emitter, op: str, values: list[Value]) -> Value:
+    return functools.reduce(lambda acc, v: b.op(op, acc, v), values)
+
+
+def _decompose_max_pool(b: Emitter, x: Value, kernel: Sequence[int], stride: Ints,
+                        padding: Ints, dilation: Ints, ceil_mode: bool) -> Value:
+    window = _pool_window(tensor_type(x).rank, kernel, stride, padding, dilation, ceil_mode)
+    lowest = _lowest(tensor_type(x).dtype.storage)
+    return _combined(b, "maximum", _taps(b, x, window, float(lowest)))
+
+
+def _decompose_avg_pool(b: Emitter, x: Value, kernel: Sequence[int], stride: Ints,
+                        padding: Ints, ceil_mode: bool, count_include_pad: bool) -> Value:
+    t = tensor_type(x)
+    window = _pool_window(t.rank, kernel, stride, padding, None, ceil_mode)
+    sums = _combined(b, "add", _taps(b, x, window, 0.0))
+    counts = avg_divisors(window, t.shape[2:], count_include_pad)
+    divisor = counts.reshape((1, 1) + counts.shape).astype(t.dtype.storage)
+    return b.op("div", sums, b.op("constant", value=divisor, dtype=t.dtype))
+
+
+def _adaptive(reduce: str) -> DecomposeFn:
+    """An adaptive pool reducing each window with ``reduce`` (``mean`` or ``max``), one
+    spatial dim after another, as the reference does: windows of equal size are a reshape,
+    others one slice each."""
+
+    def decomposition(b: Emitter, x: Value, output_size: Sequence[int]) -> Value:
+        for axis, out in enumerate(output_size, start=2):
+            shape = tensor_type(x).shape
+            size = shape[axis]
+            if size % out == 0:
+                grouped = b.op("reshape", x,
+                               shape=shape[:axis] + (out, size // out) + shape[axis + 1:])
+                x = b.op(reduce, grouped, axes=(axis + 1,))
+                continue
+            pieces = []
+            for i in range(out):
+                start, end = i * size // out, -(-(i + 1) * size // out)
+                piece = b.op("slice", x, starts=(start,), stops=(end,), axes=(axis,))
+                pieces.append(b.op(reduce, piece, axes=(axis,), keepdims=True))
+            x = b.op("concat", *pieces, axis=axis)
+        return x
+
+    return decomposition
+
+
+# ---------------------------------------------------------------------------------------------
 # definitions
 # ---------------------------------------------------------------------------------------------
 
@@ -318,18 +401,128 @@ OPS: list[OpDef] = [
               "removes positions from each side of the full output"),
     OpDef("max_pool", ("x",), _max_pool_infer, _max_pool,
           attrs=(Attr("kernel", "ints"), _STRIDE, _PADDING, _DILATION, _CEIL_MODE),
-          doc="max over each window (torch.nn.functional.max_pool{1,2,3}d); padding is -inf"),
+          doc="max over each window (torch.nn.functional.max_pool{1,2,3}d); padding is -inf",
+          decomposition=_decompose_max_pool),
     OpDef("avg_pool", ("x",), _avg_pool_infer, _avg_pool,
           attrs=(Attr("kernel", "ints"), _STRIDE, _PADDING, _CEIL_MODE,
                  Attr("count_include_pad", "bool", True)),
           doc="mean over each window (torch.nn.functional.avg_pool{1,2,3}d); padding counts "
-              "in the divisor when count_include_pad"),
+              "in the divisor when count_include_pad",
+          decomposition=in_working_precision(_decompose_avg_pool)),
     OpDef("adaptive_avg_pool", ("x",), _adaptive_infer("f", "a floating-point"),
           _adaptive_avg_pool, attrs=(Attr("output_size", "ints"),),
           doc="mean over output_size windows covering each spatial dim "
-              "(torch.nn.functional.adaptive_avg_pool{1,2,3}d)"),
+              "(torch.nn.functional.adaptive_avg_pool{1,2,3}d)",
+          decomposition=in_working_precision(_adaptive("mean"))),
     OpDef("adaptive_max_pool", ("x",), _adaptive_infer("iuf", "a real numeric"),
           _adaptive_max_pool, attrs=(Attr("output_size", "ints"),),
           doc="max over output_size windows covering each spatial dim "
-              "(torch.nn.functional.adaptive_max_pool{1,2,3}d, values only)"),
+              "(torch.nn.functional.adaptive_max_pool{1,2,3}d, values only)",
+          decomposition=_adaptive("max")),
 ]
+
+
+# --- samples (attached to the ops under the "samples" rule kind by mskernel.ops.core) --------
+# Samples for the convolution and pooling ops: 1-, 2- and 3-D, strides, asymmetric padding,
+# dilation, groups (depthwise too), ``ceil_mode``, ``count_include_pad``, size-1 spatial dims and
+# empty batches, on every float dtype (and the integer dtypes the max ops accept).
+
+
+# Ops that sum many products: a backend accumulating in another order (or in the half type
+# itself) may differ from the float32-computed reference by a few units in the last place.
+_SUM_TOLERANCE = {"float16": 1e-2, "bfloat16": 4e-2}
+_SUMMING_OPS = frozenset({"conv", "conv_transpose", "avg_pool", "adaptive_avg_pool"})
+
+
+def _sample(op: str, rng: np.random.Generator, shapes: tuple[tuple[int, ...], ...], dt: str,
+            attrs: Mapping[str, Any], label: str) -> OpSample:
+    """``op`` applied to random operands of ``shapes`` and dtype ``dt``."""
+    args = tuple(random_array(rng, shape, dt) for shape in shapes)
+    tol = _SUM_TOLERANCE.get(dt) if op in _SUMMING_OPS else None
+    return OpSample(op, args, dict(attrs), dtypes=(dt,) * len(args), rtol=tol, atol=tol,
+                    label=label)
+
+
+# (label, x shape, w shape, attrs); the first two run on every float dtype.
+_CONV_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
+    ("1d-stride-asym-pad", (2, 4, 9), (6, 4, 3), {"stride": (2,), "padding": (1, 2)}),
+    ("2d-groups-dilation", (2, 4, 6, 5), (6, 2, 3, 2),
+     {"stride": (1, 2), "padding": (0, 1, 2, 0), "dilation": (2, 1), "groups": 2}),
+    ("2d-depthwise", (1, 3, 5, 5), (3, 1, 3, 3), {"padding": (1, 1, 1, 1), "groups": 3}),
+    ("3d", (1, 2, 4, 5, 3), (3, 2, 2, 3, 1), {"stride": (1, 2, 1), "padding": (0, 0, 1, 0, 0, 2)}),
+    ("size-1-spatial", (2, 3, 1, 1), (4, 3, 1, 1), {}),
+    ("batch-0", (0, 3, 5), (2, 3, 2), {"dilation": (2,)}),
+    ("defaults", (1, 2, 4, 4), (2, 2, 2, 2), {}),
+)
+
+_CONV_TRANSPOSE_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
+    ("1d-stride-output-padding", (2, 4, 5), (4, 3, 3),
+     {"stride": (2,), "padding": (1, 0), "output_padding": (1,)}),
+    ("2d-groups-dilation", (1, 4, 3, 4), (4, 2, 2, 3),
+     {"stride": (2, 1), "padding": (0, 1, 2, 1), "dilation": (1, 2), "groups": 2,
+      "output_padding": (1, 1)}),
+    ("2d-depthwise", (2, 3, 4, 4), (3, 1, 3, 3), {"stride": (2, 2), "groups": 3}),
+    ("3d", (1, 2, 2, 3, 2), (2, 3, 2, 2, 3), {"stride": (1, 2, 2), "padding": (0, 1, 1, 0, 1, 1)}),
+    ("size-1-spatial", (2, 3, 1, 1), (3, 2, 1, 1), {}),
+    ("batch-0", (0, 2, 4), (2, 2, 3), {"stride": (3,)}),
+)
+
+# (label, x shape, attrs); the first two run on every float dtype.
+_MAX_POOL_CASES = (
+    ("1d-ceil", (2, 3, 8), {"kernel": (3,), "stride": (2,), "padding": (1, 1), "ceil_mode": True}),
+    ("2d-dilation-asym-pad", (1, 2, 6, 7),
+     {"kernel": (2, 3), "stride": (2, 1), "padding": (0, 1, 1, 0), "dilation": (2, 1)}),
+    ("2d-floor", (1, 2, 5, 5), {"kernel": (2, 2), "padding": (1, 1, 1, 1)}),
+    ("2d-ceil", (1, 2, 5, 5), {"kernel": (2, 2), "padding": (1, 1, 1, 1), "ceil_mode": True}),
+    ("3d", (1, 2, 4, 5, 3), {"kernel": (2, 3, 1), "stride": (2, 1, 1), "ceil_mode": True}),
+    ("size-1-spatial", (2, 3, 1, 1), {"kernel": (1, 1)}),
+    ("batch-0", (0, 3, 4), {"kernel": (2,)}),
+)
+
+_AVG_POOL_CASES = tuple(
+    (f"{label}-{'with' if include else 'without'}-pad-count", shape,
+     {**attrs, "count_include_pad": include})
+    for label, shape, attrs in (
+        ("1d-ceil", (2, 3, 8),
+         {"kernel": (3,), "stride": (2,), "padding": (1, 1), "ceil_mode": True}),
+        ("2d-asym-pad", (1, 2, 6, 7),
+         {"kernel": (3, 2), "stride": (2, 2), "padding": (1, 0, 0, 1)}),
+        ("3d-ceil", (1, 2, 5, 4, 3),
+         {"kernel": (2, 2, 2), "padding": (1, 1, 0, 1, 1, 0), "ceil_mode": True}),
+    )
+    for include in (True, False)
+) + (
+    ("2d-floor", (1, 2, 5, 5), {"kernel": (2, 2), "stride": (2, 1)}),
+    ("size-1-spatial", (2, 3, 1, 1), {"kernel": (1, 1)}),
+    ("batch-0", (0, 3, 4), {"kernel": (2,)}),
+)
+
+_ADAPTIVE_CASES = (
+    ("1d", (2, 3, 7), {"output_size": (3,)}),
+    ("2d-overlapping", (1, 2, 5, 9), {"output_size": (3, 4)}),
+    ("3d-growing", (1, 2, 3, 4, 2), {"output_size": (5, 2, 3)}),
+    ("2d-identity", (1, 2, 3, 3), {"output_size": (3, 3)}),
+    ("size-1", (2, 3, 1, 1), {"output_size": (1, 1)}),
+    ("batch-0", (0, 3, 4), {"output_size": (2,)}),
+)
+
+
+def _window_samples(op: str, cases: tuple, extra_dtypes: tuple[str, ...] = ()) -> SampleFn:
+    """Every case in float32 and float64; the first two also in the half types and in
+    ``extra_dtypes``."""
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        for i, (label, *shapes, attrs) in enumerate(cases):
+            dtypes = FLOATS + extra_dtypes if i < 2 else FLOATS[:2]
+            for dt in dtypes:
+                yield _sample(op, rng, tuple(shapes), dt, attrs, label)
+    return fn
+
+
+SAMPLES: dict[str, SampleFn] = {
+    "conv": _window_samples("conv", _CONV_CASES),
+    "conv_transpose": _window_samples("conv_transpose", _CONV_TRANSPOSE_CASES),
+    "max_pool": _window_samples("max_pool", _MAX_POOL_CASES, ("int32", "uint8")),
+    "avg_pool": _window_samples("avg_pool", _AVG_POOL_CASES),
+    "adaptive_avg_pool": _window_samples("adaptive_avg_pool", _ADAPTIVE_CASES),
+    "adaptive_max_pool": _window_samples("adaptive_max_pool", _ADAPTIVE_CASES, ("int32", "uint8")),
+}

@@ -7,6 +7,12 @@
   and of ``x.at[idx].set(...)`` / ``.add(...)`` in the frontend;
 - ``one_hot`` and ``embedding``.
 
+``gather_nd`` and ``scatter_nd`` are the primitives; the other ops are composites (see
+:mod:`.primitives`): ``gather``, ``take_along_axis`` and ``scatter`` address their elements
+with index tuples built from ``iota`` and the indices, ``embedding`` is a ``gather`` of rows and
+``one_hot`` a comparison with an ``iota``.  Run as decompositions, an out-of-range index is
+reported by the ``gather_nd``/``scatter_nd`` it became.
+
 Indices have an integer dtype (signed or unsigned, any width) and must lie in ``[0, size)`` of
 the dimension they address.  IR ops take no negative indices: the frontend normalises
 Python-style negative indices before it builds a node.  The reference raises ``IndexError``
@@ -26,17 +32,22 @@ indices wins — PyTorch leaves this unspecified; mskernel defines it and backen
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from itertools import cycle
+from typing import Iterator, Sequence
 
 import numpy as np
 
 from ..errors import InferError
-from ..ir.dtypes import DType, float32
+from ..ir.dtypes import DType, dtype as to_dtype, float32, int64
+from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
-from .registry import Attr, OpDef
+from .compose import cast, scalar, tensor_type
+from .registry import Attr, Emitter, OpDef
 from .rules import (
     broadcast_shapes, check_fill_value, normalize_axis, same_dtype, tensor, with_dim,
 )
+from .samples import (DATA_DTYPES, OpSample, SampleFn, accumulation_tolerance, dtype_runs,
+                      random_array)
 
 REDUCE_KINDS = {"none": "biufc", "add": "iufc", "mul": "iufc", "max": "iuf", "min": "iuf"}
 _REDUCE_UFUNCS = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
@@ -257,14 +268,80 @@ def _embedding(table: np.ndarray, ids: np.ndarray) -> np.ndarray:
     return table[rows]
 
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_gather(b: Emitter, x: Value, indices: Value, *, axis: int) -> Value:
+    rank, batch = tensor_type(x).rank, tensor_type(indices).shape
+    ax = axis % rank
+    rest = tuple(d for d in range(rank) if d != ax)
+    leading = b.op("transpose", x, perm=(ax, *rest)) if ax else x
+    picked = b.op("gather_nd", leading, b.op("reshape", indices, shape=batch + (1,)))
+    if not ax:
+        return picked
+    # picked is indices.shape + x.shape[:ax] + x.shape[ax + 1:]; move x's leading axes first
+    n = len(batch)
+    perm = (*range(n, n + ax), *range(n), *range(n + ax, n + rank - 1))
+    return b.op("transpose", picked, perm=perm)
+
+
+def _coordinates(b: Emitter, shape: Shape, axis: int, along: Value,
+                 unit: tuple[int, ...] = ()) -> Value:
+    """Index tuples ``[*shape, rank]`` addressing, at each position of ``shape``, the element
+    with ``along`` as its ``axis`` coordinate and the position's own coordinates elsewhere
+    (0 on the axes in ``unit``, of size 1)."""
+    coordinate = cast(b, along, int64)
+    if tensor_type(coordinate).shape != shape:
+        coordinate = b.op("broadcast_to", coordinate, shape=shape)
+    parts = [coordinate if d == axis
+             else b.op("full", shape=shape, value=0, dtype=int64) if d in unit
+             else b.op("iota", shape=shape, axis=d, dtype=int64)
+             for d in range(len(shape))]
+    return b.op("stack", *parts, axis=-1)
+
+
+def _decompose_take_along_axis(b: Emitter, x: Value, indices: Value, *, axis: int) -> Value:
+    t, i = tensor_type(x), tensor_type(indices)
+    ax = axis % t.rank
+    shape = tuple(n if d == ax else max(m, n) for d, (m, n) in enumerate(zip(t.shape, i.shape)))
+    unit = tuple(d for d in range(t.rank) if d != ax and t.shape[d] == 1)
+    return b.op("gather_nd", x, _coordinates(b, shape, ax, indices, unit))
+
+
+def _decompose_scatter(b: Emitter, x: Value, indices: Value, updates: Value, *, axis: int,
+                       reduce: str) -> Value:
+    shape = tensor_type(indices).shape
+    tuples = _coordinates(b, shape, axis % len(shape), indices)
+    return b.op("scatter_nd", x, tuples, updates, reduce=reduce)
+
+
+def _decompose_one_hot(b: Emitter, indices: Value, *, depth: int, axis: int,
+                       dtype: DType, on_value: float, off_value: float) -> Value:
+    shape = tensor_type(indices).shape
+    ax = axis % (len(shape) + 1)
+    # int64 holds every index that can hit [0, depth); larger unsigned ones wrap to negatives,
+    # which hit nothing either
+    wide = cast(b, indices, int64)
+    spread = b.op("reshape", wide, shape=shape[:ax] + (1,) + shape[ax:])
+    positions = b.op("iota", shape=shape[:ax] + (depth,) + shape[ax:], axis=ax, dtype=int64)
+    hot = b.op("equal", spread, positions)
+    return b.op("where", hot, scalar(b, on_value, dtype), scalar(b, off_value, dtype))
+
+
+def _decompose_embedding(b: Emitter, table: Value, ids: Value) -> Value:
+    return b.op("gather", table, ids, axis=0)
+
+
 OPS: list[OpDef] = [
     OpDef("gather", ("x", "indices"), _gather_infer, _gather, attrs=(Attr("axis", "int"),),
           doc="np.take: the slices of x at `indices` along `axis`; the result's shape is "
-              "x.shape[:axis] + indices.shape + x.shape[axis+1:]"),
+              "x.shape[:axis] + indices.shape + x.shape[axis+1:]",
+          decomposition=_decompose_gather),
     OpDef("take_along_axis", ("x", "indices"), _take_along_axis_infer, _take_along_axis,
           attrs=(Attr("axis", "int"),),
           doc="np.take_along_axis: out[..., i, ...] = x[..., indices[..., i, ...], ...] along "
-              "`axis`; x and indices have one rank and broadcast outside `axis`"),
+              "`axis`; x and indices have one rank and broadcast outside `axis`",
+          decomposition=_decompose_take_along_axis),
     OpDef("gather_nd", ("x", "indices"), _gather_nd_infer, _gather_nd,
           doc="TensorFlow's gather_nd: indices[..., k] holds tuples indexing the first k axes "
               "of x; the result's shape is indices.shape[:-1] + x.shape[k:]"),
@@ -273,7 +350,8 @@ OPS: list[OpDef] = [
           doc="PyTorch's scatter/scatter_reduce (include_self=True) as a copy of x: "
               "updates[p] lands on x[p with p[axis] replaced by indices[p]]; indices and "
               "updates have one shape, no larger than x outside `axis`; reduce in "
-              "none/add/mul/max/min (see the module doc for duplicates)"),
+              "none/add/mul/max/min (see the module doc for duplicates)",
+          decomposition=_decompose_scatter),
     OpDef("scatter_nd", ("x", "indices", "updates"), _scatter_nd_infer, _scatter_nd,
           attrs=(Attr("reduce", "str", "none"),),
           doc="the inverse of gather_nd as a copy of x (x.at[idx].set/add/...): "
@@ -283,7 +361,136 @@ OPS: list[OpDef] = [
           attrs=(Attr("depth", "int"), Attr("axis", "int", -1), Attr("dtype", "dtype", float32),
                  Attr("on_value", "float", 1.0), Attr("off_value", "float", 0.0)),
           doc="on_value where the new axis (of size `depth`, at `axis`) equals the index, "
-              "off_value elsewhere; indices outside [0, depth) give all-off rows"),
+              "off_value elsewhere; indices outside [0, depth) give all-off rows",
+          decomposition=_decompose_one_hot),
     OpDef("embedding", ("table", "ids"), _embedding_infer, _embedding,
-          doc="rows of table [V, D] at integer ids of any shape; result ids.shape + [D]"),
+          doc="rows of table [V, D] at integer ids of any shape; result ids.shape + [D]",
+          decomposition=_decompose_embedding),
 ]
+
+
+# --- samples (attached to the ops under the "samples" rule kind by mskernel.ops.core) --------
+# Samples for the indexing ops: every dtype family of the indexed tensor, signed and unsigned
+# index dtypes, scalar and empty index sets, broadcasting gathers, and duplicate scatter indices
+# under every reduction.
+
+
+_INDEX_DTYPES = ("int64", "int32", "uint8", "int8")
+
+
+def _indices(rng: np.random.Generator, shape: tuple[int, ...], size: int, dt: str) -> np.ndarray:
+    """Random in-range indices (with repeats) for a dimension of ``size``."""
+    return rng.integers(0, max(size, 1), size=shape).astype(dt)
+
+
+def _tuples(rng: np.random.Generator, batch: tuple[int, ...], dims: tuple[int, ...],
+            dt: str = "int64") -> np.ndarray:
+    """Random in-range index tuples ``[*batch, len(dims)]`` into a tensor of shape ``dims``."""
+    cols = [_indices(rng, batch + (1,), d, dt) for d in dims]
+    return np.concatenate(cols, axis=-1) if cols else np.zeros(batch + (0,), dt)
+
+
+def _runs(cases: Sequence[tuple]) -> Iterator[tuple[tuple[tuple, str], str]]:
+    """``((case, data dtype), index dtype)`` for each case of :func:`dtype_runs`."""
+    return zip(dtype_runs(cases), cycle(_INDEX_DTYPES))
+
+
+def _gather_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    cases = [((4, 5), (2, 3), 1), ((3,), (), 0), ((4, 2, 3), (0,), -2), ((3, 4), (5,), 0),
+             ((2, 1), (3, 2), -1)]
+    for ((x_shape, i_shape, axis), dt), idt in _runs(cases):
+        x = random_array(rng, x_shape, dt)
+        idx = _indices(rng, i_shape, x_shape[axis], idt)
+        yield OpSample("gather", (x, idx), {"axis": axis}, dtypes=(dt, None))
+
+
+def _take_along_axis_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    cases = [((3, 4), (3, 2), 1), ((1, 4), (3, 6), 1), ((3, 4), (1, 6), -1),
+             ((2, 3, 4), (2, 5, 1), -2), ((0, 3), (0, 2), 1), ((5,), (0,), 0)]
+    for ((x_shape, i_shape, axis), dt), idt in _runs(cases):
+        x = random_array(rng, x_shape, dt)
+        idx = _indices(rng, i_shape, x_shape[axis], idt)
+        yield OpSample("take_along_axis", (x, idx), {"axis": axis}, dtypes=(dt, None))
+
+
+def _gather_nd_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    cases = [((3, 4, 5), (2,), 2), ((3, 4, 5), (4,), 3), ((3, 4), (2,), 0), ((3, 4), (2, 3), 1),
+             ((0, 3), (0,), 1), ((2, 3), (), 2)]
+    for ((x_shape, batch, k), dt), idt in _runs(cases):
+        x = random_array(rng, x_shape, dt)
+        idx = _tuples(rng, batch, x_shape[:k], idt)
+        yield OpSample("gather_nd", (x, idx), dtypes=(dt, None))
+
+
+def _reduce_dtypes(reduce: str) -> list[str]:
+    return [dt for dt in DATA_DTYPES if to_dtype(dt).kind in REDUCE_KINDS[reduce]]
+
+
+def _scatter_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    for reduce in REDUCE_KINDS:
+        for dt in _reduce_dtypes(reduce):
+            x = random_array(rng, (3, 5), dt)
+            idx = _indices(rng, (4, 5), 3, "int64")  # 4 rows into 3: duplicates
+            updates = random_array(rng, (4, 5), dt)
+            # duplicates combine in an order (and an accumulator) the backend chooses
+            tol = accumulation_tolerance(dt) if reduce in ("add", "mul") else {}
+            yield OpSample("scatter", (x, idx, updates), {"axis": 0, "reduce": reduce},
+                           dtypes=(dt, None, dt), **tol)
+    edge = [((4, 5), (2, 3), -1, "add"), ((4, 5), (0, 5), 0, "none"), ((2,), (6,), 0, "max"),
+            ((2, 3), (2, 3), 1, "mul")]
+    for x_shape, i_shape, axis, reduce in edge:
+        x = random_array(rng, x_shape, "float32")
+        idx = _indices(rng, i_shape, x_shape[axis], "int32")
+        updates = random_array(rng, i_shape, "float32")
+        yield OpSample("scatter", (x, idx, updates), {"axis": axis, "reduce": reduce})
+
+
+def _scatter_nd_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    for reduce in REDUCE_KINDS:
+        for dt in _reduce_dtypes(reduce):
+            x = random_array(rng, (4, 3), dt)
+            idx = _tuples(rng, (6,), (4,))  # 6 rows into 4: duplicates
+            updates = random_array(rng, (6, 3), dt)
+            tol = accumulation_tolerance(dt) if reduce in ("add", "mul") else {}
+            yield OpSample("scatter_nd", (x, idx, updates), {"reduce": reduce},
+                           dtypes=(dt, None, dt), **tol)
+    edge = [((3, 4), (6,), 2, "add"), ((3, 4), (2,), 0, "add"), ((3, 4), (0,), 2, "none"),
+            ((2, 3, 2), (2, 2), 1, "min"), ((2, 2), (5,), 2, "none")]
+    for x_shape, batch, k, reduce in edge:
+        x = random_array(rng, x_shape, "float64")
+        idx = _tuples(rng, batch, x_shape[:k], "int32")
+        updates = random_array(rng, batch + x_shape[k:], "float64")
+        yield OpSample("scatter_nd", (x, idx, updates), {"reduce": reduce})
+
+
+def _one_hot_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    wide = rng.integers(-2, 6, size=(5,))  # depth 4: some indices out of range, some negative
+    yield OpSample("one_hot", (wide,), {"depth": 4})
+    yield OpSample("one_hot", (wide.reshape(5, 1),), {"depth": 4, "axis": 0, "dtype": "int32",
+                                                      "on_value": 5, "off_value": -1})
+    yield OpSample("one_hot", (_indices(rng, (2, 3), 3, "uint8"),),
+                   {"depth": 3, "axis": 1, "dtype": "bool"})
+    yield OpSample("one_hot", (_indices(rng, (3,), 2, "int32"),),
+                   {"depth": 2, "dtype": "bfloat16", "on_value": 0.5, "off_value": 0.25})
+    yield OpSample("one_hot", (np.array(2, np.int8),), {"depth": 3, "dtype": "complex64"})
+    yield OpSample("one_hot", (np.zeros((0, 2), np.int64),), {"depth": 3, "axis": -2})
+    yield OpSample("one_hot", (_indices(rng, (3,), 1, "int64"),), {"depth": 0})
+
+
+def _embedding_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    cases = [((6, 3), (2, 4)), ((5, 2), ()), ((4, 3), (0,)), ((1, 0), (3,)), ((3, 2), (2, 1, 2))]
+    for ((t_shape, i_shape), dt), idt in _runs(cases):
+        table = random_array(rng, t_shape, dt)
+        ids = _indices(rng, i_shape, t_shape[0], idt)
+        yield OpSample("embedding", (table, ids), dtypes=(dt, None))
+
+
+SAMPLES: dict[str, SampleFn] = {
+    "gather": _gather_samples,
+    "take_along_axis": _take_along_axis_samples,
+    "gather_nd": _gather_nd_samples,
+    "scatter": _scatter_samples,
+    "scatter_nd": _scatter_nd_samples,
+    "one_hot": _one_hot_samples,
+    "embedding": _embedding_samples,
+}

@@ -20,20 +20,34 @@ The reference accumulates floating sums in float64 (complex ones in complex128, 
 :func:`accumulator`) and rounds once to the input dtype, so its sums, means and variances are
 as exact as the input allows; a backend accumulating in float32 must keep its error near
 float32 rounding too (blocked or pairwise sums), whatever the axes reduced.
+
+``mean``, ``var``, ``std``, ``logsumexp`` and ``all`` are composites (see :mod:`.primitives`):
+a mean is a ``sum`` divided by the count, a variance two-pass (:func:`.compose.moments_over`),
+``logsumexp`` shifts by the finite maximum as the reference does, and ``all(x)`` is
+``not any(not x)``.  Half-precision inputs are reduced in float32 (:mod:`.compose`).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Callable, Optional
+from typing import Any, Callable, Iterator, Optional
 
 import numpy as np
 
 from ..errors import InferError
 from ..ir.dtypes import int64
+from ..ir.graph import Value
 from ..ir.types import TensorType
-from .registry import Attr, OpDef
+from .compose import (
+    count, in_working_precision, mean_over, moments_over, reduction_axes, scalar, tensor_type,
+    without_axes,
+)
+from .registry import Attr, DecomposeFn, Emitter, OpDef
 from .rules import normalize_axes, normalize_axis, reduced_shape, require_kind, tensor
+from .samples import (
+    COMPLEX, FLOATS, INTEGERS, OpSample, SampleFn, accumulation_tolerance, dtype_cases,
+    random_array,
+)
 
 _REDUCTION = frozenset({"reduction"})
 
@@ -80,7 +94,8 @@ def _no_empty_reduction(x: TensorType, axes: tuple[int, ...]) -> None:
 
 
 def _reduction(name: str, fn: Callable[..., np.ndarray], kinds: str, doc: str, *,
-               nonempty: bool = False, extra: tuple[Attr, ...] = ()) -> OpDef:
+               nonempty: bool = False, extra: tuple[Attr, ...] = (),
+               decomposition: Optional[DecomposeFn] = None) -> OpDef:
     """An op reducing ``x`` over ``axes``; ``fn(x, axes, keepdims, **extra)`` gets the
     normalised axes.  The result keeps ``x``'s dtype (bool for bool inputs)."""
 
@@ -99,7 +114,8 @@ def _reduction(name: str, fn: Callable[..., np.ndarray], kinds: str, doc: str, *
         return np.asarray(result).astype(x.dtype, copy=False)
 
     attrs = (Attr("axes", "ints?", None), Attr("keepdims", "bool", False), *extra)
-    return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc)
+    return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc,
+                 decomposition=decomposition)
 
 
 def _sum(x: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
@@ -168,21 +184,163 @@ def _arg_reduction(name: str, fn: Callable[..., np.ndarray], doc: str) -> OpDef:
     return OpDef(name, ("x",), infer, reference, attrs=attrs, traits=_REDUCTION, doc=doc)
 
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_mean(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
+                    keepdims: bool) -> Value:
+    dims = reduction_axes(x, axes)
+    return without_axes(b, mean_over(b, x, dims), dims, keepdims)
+
+
+def _moment(root: bool) -> DecomposeFn:
+    """The variance (``root=False``) or standard deviation of ``x``."""
+
+    def decomposition(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
+                      keepdims: bool, correction: int) -> Value:
+        dims = reduction_axes(x, axes)
+        _, var = moments_over(b, x, dims, correction)
+        return without_axes(b, b.op("sqrt", var) if root else var, dims, keepdims)
+
+    return decomposition
+
+
+def _decompose_logsumexp(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
+                         keepdims: bool) -> Value:
+    dims = reduction_axes(x, axes)
+    t = tensor_type(x)
+    if count(x, dims) == 0:  # max has no identity; the sum of no exponentials is 0
+        kept = b.op("full", shape=reduced_shape(t.shape, dims, True), value=-math.inf,
+                    dtype=t.dtype)
+        return without_axes(b, kept, dims, keepdims)
+    zero = scalar(b, 0, t.dtype)
+    peak = b.op("max", x, axes=dims, keepdims=True)
+    # an infinite peak would give inf - inf; such slices are all -inf (result -inf) or hold
+    # +inf (result +inf), which the unshifted sum gets right
+    peak = b.op("where", b.op("isfinite", peak), peak, zero)
+    total = b.op("sum", b.op("exp", b.op("sub", x, peak)), axes=dims, keepdims=True)
+    return without_axes(b, b.op("add", b.op("log", total), peak), dims, keepdims)
+
+
+def _decompose_all(b: Emitter, x: Value, axes: Optional[tuple[int, ...]],
+                   keepdims: bool) -> Value:
+    some_false = b.op("any", b.op("logical_not", x), axes=axes, keepdims=keepdims)
+    return b.op("logical_not", some_false)
+
+
 _CORRECTION = (Attr("correction", "int", 0),)
 
 OPS: list[OpDef] = [
     _reduction("sum", _sum, "iufc", "sum over axes, in the input dtype (integers wrap)"),
     _reduction("prod", _prod, "iufc", "product over axes, in the input dtype (integers wrap)"),
-    _reduction("mean", _mean, "fc", "arithmetic mean over axes (NaN for an empty reduction)"),
+    _reduction("mean", _mean, "fc", "arithmetic mean over axes (NaN for an empty reduction)",
+               decomposition=in_working_precision(_decompose_mean)),
     _reduction("var", _var, "f", "variance over axes, dividing by max(n - correction, 0)",
-               extra=_CORRECTION),
-    _reduction("std", _std, "f", "sqrt(var(x, axes, correction))", extra=_CORRECTION),
+               extra=_CORRECTION, decomposition=in_working_precision(_moment(root=False))),
+    _reduction("std", _std, "f", "sqrt(var(x, axes, correction))", extra=_CORRECTION,
+               decomposition=in_working_precision(_moment(root=True))),
     _reduction("max", _max, "iuf", "largest element over axes (NaN propagates)", nonempty=True),
     _reduction("min", _min, "iuf", "smallest element over axes (NaN propagates)", nonempty=True),
     _reduction("logsumexp", _logsumexp, "f",
-               "log(sum(exp(x))) over axes, computed without overflow; -inf when empty"),
-    _reduction("all", _all, "b", "true when every element over axes is true"),
+               "log(sum(exp(x))) over axes, computed without overflow; -inf when empty",
+               decomposition=in_working_precision(_decompose_logsumexp)),
+    _reduction("all", _all, "b", "true when every element over axes is true",
+               decomposition=_decompose_all),
     _reduction("any", _any, "b", "true when some element over axes is true"),
     _arg_reduction("argmax", np.argmax, "int64 index of the first largest element"),
     _arg_reduction("argmin", np.argmin, "int64 index of the first smallest element"),
 ]
+
+
+# --- samples (attached to the ops under the "samples" rule kind by mskernel.ops.core) --------
+# Samples for the reduction ops: every op on each dtype family it accepts, over all axes,
+# one axis, several and negative axes, no axes, with and without ``keepdims``, on scalars and
+# on size-1 and size-0 dimensions (reducing a size-0 axis only where the op has an identity).
+#
+# The first dtype of each op runs every case; the other dtypes run two of them, which keeps the
+# table small while every (op, dtype) pair is still covered.
+
+
+# (shape, axes, keepdims); the last two reduce a size-0 axis.
+_CASES: tuple[tuple[tuple[int, ...], Optional[tuple[int, ...]], bool], ...] = (
+    ((2, 3, 4), (0, -1), True),
+    ((3, 4), None, False),
+    ((3, 4), None, True),
+    ((2, 3, 4), (1,), False),
+    ((2, 3, 4), (-2,), True),
+    ((4, 3), (), False),
+    ((), None, False),
+    ((1, 5), (0,), False),
+    ((0, 3), (1,), True),
+    ((0, 3), (0,), False),
+    ((2, 0), None, True),
+)
+_NONEMPTY_CASES = _CASES[:-2]
+
+# (shape, axis, keepdims) for argmax/argmin.
+_ARG_CASES: tuple[tuple[tuple[int, ...], Optional[int], bool], ...] = (
+    ((3, 4), None, False),
+    ((3, 4), None, True),
+    ((2, 3, 4), 1, False),
+    ((2, 3, 4), -1, True),
+    ((), None, False),
+    ((1, 5), 0, False),
+    ((0, 3), 1, True),
+)
+
+
+def _reduction_samples(op: str, dtypes: tuple[str, ...], *, nonempty: bool = False,
+               accumulates: bool = True, **attrs: Any) -> SampleFn:
+    cases = _NONEMPTY_CASES if nonempty else _CASES
+
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        for dt, (shape, axes, keepdims) in dtype_cases(dtypes, cases):
+            tolerance = accumulation_tolerance(dt) if accumulates else {}
+            yield OpSample(op, (random_array(rng, shape, dt),),
+                           {"axes": axes, "keepdims": keepdims, **attrs},
+                           dtypes=(dt,), **tolerance)
+    return fn
+
+
+def _moment_samples(op: str) -> SampleFn:
+    plain = _reduction_samples(op, FLOATS)
+    corrected = _reduction_samples(op, ("float32", "float64"), correction=1)
+
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        yield from plain(rng)
+        yield from corrected(rng)
+        yield OpSample(op, (random_array(rng, (2, 5), "float64"),),
+                       {"axes": (1,), "correction": 5}, label="correction-beyond-count")
+    return fn
+
+
+def _logsumexp_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    yield from _reduction_samples("logsumexp", FLOATS)(rng)
+    inf = np.inf
+    x = np.array([[-inf, -inf, -inf], [-inf, 1.0, 2.0], [inf, 0.0, -inf], [80.0, 90.0, 100.0]])
+    for dt in ("float32", "float64"):
+        yield OpSample("logsumexp", (x.astype(dt),), {"axes": (1,)}, label="infinities")
+
+
+def _arg_reduction_samples(op: str) -> SampleFn:
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        for dt, (shape, axis, keepdims) in dtype_cases(FLOATS + INTEGERS, _ARG_CASES):
+            yield OpSample(op, (random_array(rng, shape, dt),),
+                           {"axis": axis, "keepdims": keepdims}, dtypes=(dt,))
+    return fn
+
+
+SAMPLES: dict[str, SampleFn] = {
+    "sum": _reduction_samples("sum", FLOATS + INTEGERS + COMPLEX),
+    "prod": _reduction_samples("prod", FLOATS + INTEGERS + COMPLEX),
+    "mean": _reduction_samples("mean", FLOATS + COMPLEX),
+    "var": _moment_samples("var"),
+    "std": _moment_samples("std"),
+    "logsumexp": _logsumexp_samples,
+    "max": _reduction_samples("max", FLOATS + INTEGERS, nonempty=True, accumulates=False),
+    "min": _reduction_samples("min", FLOATS + INTEGERS, nonempty=True, accumulates=False),
+    "all": _reduction_samples("all", ("bool",), accumulates=False),
+    "any": _reduction_samples("any", ("bool",), accumulates=False),
+    "argmax": _arg_reduction_samples("argmax"),
+    "argmin": _arg_reduction_samples("argmin"),
+}

@@ -23,18 +23,31 @@ The calling conventions a plugin author implements:
 Ops that own regions (``num_regions > 0``) also receive ``regions=`` (the sub-graphs) in
 ``infer``, and ``regions=`` plus ``run_region=`` (a callable running a region on arrays) in
 ``reference``.
+
+``decomposition(b, *inputs, **attrs) -> Value | tuple[Value, ...]`` (optional)
+    The op as a composition of other ops, for backends that do not claim it.  Receives an
+    :class:`Emitter` ``b`` (``b.op(name, *values, **attrs)`` appends a node and returns its
+    output, or the tuple of them), the node's input values — whose
+    ``type`` gives every dtype and shape, all static — and the bound attributes.  Returns
+    the values replacing the outputs: a tuple exactly when ``infer`` returns one, each of
+    the output's type; an input may stand for an output.  It must compute what
+    ``reference`` does, within the dtype's tolerance on every input (NaN, infinities, signed
+    zeros and empty tensors included), and must not emit its own op.  An op with a
+    decomposition is a *composite*, one without a *primitive*; see
+    :mod:`mskernel.ops.primitives` for where the core draws the line.
 """
 
 from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Sequence
+from typing import Any, Callable, Iterable, Iterator, Mapping, Optional, Protocol, Sequence
 
 import numpy as np
 
 from ..errors import InferError, OpError, UnknownOpError
 from ..ir.dtypes import dtype as to_dtype
+from ..ir.graph import Value
 from ..ir.types import Type
 
 _REQUIRED = object()
@@ -111,6 +124,15 @@ class Attr:
 
 InferFn = Callable[..., Any]
 ReferenceFn = Callable[..., Any]
+DecomposeFn = Callable[..., Any]
+
+
+class Emitter(Protocol):
+    """What a decomposition emits nodes through (a :class:`~mskernel.ir.builder.GraphBuilder`):
+    ``op`` appends a node of ``op`` and returns its output — the tuple of its outputs for an
+    op that returns a tuple."""
+
+    def op(self, op: str, *inputs: Value, **attrs: Any) -> Any: ...
 
 
 @dataclass(frozen=True)
@@ -126,7 +148,8 @@ class OpDef:
     of one fused kernel, not control flow: pattern passes leave it alone).  An op
     with ``effectful=True`` must take a ``!token`` input and return a ``!token`` output, so
     its ordering is explicit.  ``owner`` is the distribution defining the op (recorded in
-    model files so a reader can be told what to install).
+    model files so a reader can be told what to install).  ``decomposition`` makes the op a
+    composite (see the module doc): a backend that does not claim it runs what it emits.
     """
 
     name: str
@@ -139,6 +162,7 @@ class OpDef:
     effectful: bool = False
     owner: str = "mskernel"
     doc: str = ""
+    decomposition: Optional[DecomposeFn] = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "inputs", tuple(self.inputs))
@@ -147,6 +171,11 @@ class OpDef:
         for i, name in enumerate(self.inputs):
             if name.startswith("*") and i != len(self.inputs) - 1:
                 raise ValueError(f"op {self.name!r}: variadic input {name!r} must be last")
+
+    @property
+    def primitive(self) -> bool:
+        """Whether the op has no decomposition: a backend runs it or falls back."""
+        return self.decomposition is None
 
     @property
     def variadic(self) -> bool:

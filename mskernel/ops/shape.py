@@ -7,6 +7,10 @@ Ops whose every output element is a copy of an input element carry the ``"shape"
 backend may implement them as views and a layout pass may move them freely.  All ops accept
 every dtype.  Axis attributes accept negative values, counted from the end.
 
+The composites (see :mod:`.primitives`) are all ``reshape``, ``broadcast_to``, ``slice``,
+``concat`` or ``where`` of a mask: ``squeeze``, ``expand_dims``, ``stack``, ``split``,
+``flip``, ``tile``, ``repeat``, ``tril``, ``triu`` and ``full`` (a broadcast constant).
+
 ``slice`` follows Python's slice rules exactly (``slice.indices``): out-of-range starts and
 stops are clamped, negative ones count from the end.  There is no ``None``; "to the end" is a
 stop past the end: ``stops=(2**63 - 1,)`` with a positive step, ``stops=(-2**63,)`` (any value
@@ -17,17 +21,20 @@ reverses an axis.
 from __future__ import annotations
 
 import math
-from typing import Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
 from ..errors import InferError
-from ..ir.dtypes import DType, dtype as to_dtype
+from ..ir.dtypes import DType, as_storage, dtype as to_dtype, int64
+from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
-from .registry import Attr, OpDef
+from .compose import scalar, tensor_type
+from .registry import Attr, DecomposeFn, Emitter, OpDef
 from .rules import (
     check_fill_value, normalize_axes, normalize_axis, same_dtype, tensor, with_dim,
 )
+from .samples import DATA_DTYPES, OpSample, SampleFn, dtype_runs, one_input, random_array
 
 SHAPE = frozenset({"shape"})
 PAD_MODES = ("constant", "reflect", "edge")
@@ -410,6 +417,89 @@ def _triu(x: np.ndarray, *, k: int) -> np.ndarray:
     return np.triu(x, k)
 
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_full(b: Emitter, *, shape: Shape, value: float, dtype: DType) -> Value:
+    one = as_storage(np.full((), value, dtype=dtype.storage), dtype)
+    constant = b.op("constant", value=one, dtype=dtype)
+    return b.op("broadcast_to", constant, shape=shape) if shape else constant
+
+
+def _reshaped_as(infer_shape: Callable[..., Shape]) -> DecomposeFn:
+    """A decomposition reshaping ``x`` to the shape ``infer_shape(x.shape, **attrs)`` (the op's
+    own shape rule)."""
+
+    def decomposition(b: Emitter, x: Value, **attrs: object) -> Value:
+        return b.op("reshape", x, shape=infer_shape(tensor_type(x).shape, **attrs))
+
+    return decomposition
+
+
+def _decompose_stack(b: Emitter, *xs: Value, axis: int) -> Value:
+    shape = tensor_type(xs[0]).shape
+    ax = axis % (len(shape) + 1)
+    rows = [b.op("reshape", x, shape=shape[:ax] + (1,) + shape[ax:]) for x in xs]
+    return b.op("concat", *rows, axis=ax)
+
+
+def _decompose_split(b: Emitter, x: Value, *, axis: int,
+                     sizes: Sequence[int]) -> tuple[Value, ...]:
+    ax = axis % tensor_type(x).rank
+    starts = np.cumsum((0, *sizes[:-1]))
+    return tuple(b.op("slice", x, starts=(int(start),), stops=(int(start) + size,), axes=(ax,))
+                 for start, size in zip(starts, sizes))
+
+
+def _decompose_flip(b: Emitter, x: Value, *, axes: Optional[Sequence[int]]) -> Value:
+    dims = normalize_axes(axes, tensor_type(x).rank)
+    if not dims:
+        return x
+    n = len(dims)  # x[-1::-1] on each axis: a stop at or below -size - 1 runs to the start
+    return b.op("slice", x, starts=(-1,) * n, stops=(-2**63,) * n, steps=(-1,) * n, axes=dims)
+
+
+def _decompose_tile(b: Emitter, x: Value, *, reps: Sequence[int]) -> Value:
+    shape = tensor_type(x).shape
+    rank = max(len(reps), len(shape))
+    dims = (1,) * (rank - len(shape)) + shape
+    copies = (1,) * (rank - len(reps)) + tuple(reps)
+    # each axis d becomes (copies, d), the copies broadcast, then the pairs merge: the copy
+    # index varies slowest, as np.tile lays them out
+    spread = b.op("reshape", x, shape=tuple(v for d in dims for v in (1, d)))
+    copied = b.op("broadcast_to", spread,
+                  shape=tuple(v for d, r in zip(dims, copies) for v in (r, d)))
+    return b.op("reshape", copied, shape=tuple(d * r for d, r in zip(dims, copies)))
+
+
+def _decompose_repeat(b: Emitter, x: Value, *, repeats: int,
+                      axis: Optional[int]) -> Value:
+    if axis is None:
+        x = b.op("reshape", x, shape=(tensor_type(x).size,))
+        axis = 0
+    shape = tensor_type(x).shape
+    ax = axis % len(shape)
+    # each element gets a new axis of its copies, right after its own
+    spread = b.op("reshape", x, shape=shape[:ax + 1] + (1,) + shape[ax + 1:])
+    copied = b.op("broadcast_to", spread, shape=shape[:ax + 1] + (repeats,) + shape[ax + 1:])
+    return b.op("reshape", copied, shape=with_dim(shape, ax, shape[ax] * repeats))
+
+
+def _triangle(keep: str) -> DecomposeFn:
+    """Keep element (i, j) of the last two axes where ``keep(j - i, k)`` (``less_equal``
+    for tril, ``greater_equal`` for triu); zero the others."""
+
+    def decomposition(b: Emitter, x: Value, *, k: int) -> Value:
+        t = tensor_type(x)
+        plane = t.shape[-2:]
+        rows = b.op("iota", shape=plane, axis=0, dtype=int64)
+        cols = b.op("iota", shape=plane, axis=1, dtype=int64)
+        kept = b.op(keep, b.op("sub", cols, rows), scalar(b, k, int64))
+        return b.op("where", kept, x, scalar(b, 0, t.dtype))
+
+    return decomposition
+
+
 OPS: list[OpDef] = [
     # creation
     OpDef("constant", (), _constant_infer, _constant,
@@ -418,7 +508,8 @@ OPS: list[OpDef] = [
               "(a bfloat16 constant is a float32 array of bfloat16-rounded values)"),
     OpDef("full", (), _full_infer, _full,
           attrs=(Attr("shape", "ints"), Attr("value", "float"), Attr("dtype", "dtype")),
-          doc="a tensor of `shape` filled with `value`, which must be representable in `dtype`"),
+          doc="a tensor of `shape` filled with `value`, which must be representable in `dtype`",
+          decomposition=_decompose_full),
     OpDef("iota", (), _iota_infer, _iota,
           attrs=(Attr("shape", "ints"), Attr("axis", "int"), Attr("dtype", "dtype")),
           doc="0, 1, ..., n-1 along `axis`, repeated along the other axes "
@@ -434,28 +525,33 @@ OPS: list[OpDef] = [
     OpDef("concat", ("*xs",), _concat_infer, _concat, attrs=(Attr("axis", "int"),), traits=SHAPE,
           doc="join tensors of one dtype along an existing axis; other dims must match"),
     OpDef("stack", ("*xs",), _stack_infer, _stack, attrs=(Attr("axis", "int"),), traits=SHAPE,
-          doc="join tensors of one shape and dtype along a new axis"),
+          doc="join tensors of one shape and dtype along a new axis",
+          decomposition=_decompose_stack),
     OpDef("split", ("x",), _split_infer, _split,
           attrs=(Attr("axis", "int"), Attr("sizes", "ints")), traits=SHAPE,
           doc="cut `axis` into consecutive pieces of `sizes` (summing to its size); "
-              "always returns a tuple"),
+              "always returns a tuple", decomposition=_decompose_split),
     OpDef("slice", ("x",), _slice_infer, _slice,
           attrs=(Attr("starts", "ints"), Attr("stops", "ints"), Attr("steps", "ints?", None),
                  Attr("axes", "ints?", None)), traits=SHAPE,
           doc="x[start:stop:step] on each listed axis (all axes when `axes` is None) with "
               "Python's rules; steps default to 1; see the module doc for 'to the end'"),
     OpDef("squeeze", ("x",), _squeeze_infer, _squeeze, attrs=(Attr("axes", "ints?", None),),
-          traits=SHAPE, doc="remove the listed size-1 axes (None: every size-1 axis)"),
+          traits=SHAPE, doc="remove the listed size-1 axes (None: every size-1 axis)",
+          decomposition=_reshaped_as(_squeezed_shape)),
     OpDef("expand_dims", ("x",), _expand_dims_infer, _expand_dims, attrs=(Attr("axes", "ints"),),
-          traits=SHAPE, doc="insert size-1 axes at `axes`, positions in the output"),
+          traits=SHAPE, doc="insert size-1 axes at `axes`, positions in the output",
+          decomposition=_reshaped_as(_expanded_shape)),
     OpDef("tile", ("x",), _tile_infer, _tile, attrs=(Attr("reps", "ints"),), traits=SHAPE,
           doc="repeat the whole tensor reps[i] times along axis i (np.tile; shorter of "
-              "reps/shape is padded with leading 1s)"),
+              "reps/shape is padded with leading 1s)", decomposition=_decompose_tile),
     OpDef("flip", ("x",), _flip_infer, _flip, attrs=(Attr("axes", "ints?", None),),
-          traits=SHAPE, doc="reverse the order of elements along `axes` (None: all)"),
+          traits=SHAPE, doc="reverse the order of elements along `axes` (None: all)",
+          decomposition=_decompose_flip),
     OpDef("repeat", ("x",), _repeat_infer, _repeat,
           attrs=(Attr("repeats", "int"), Attr("axis", "int?", None)), traits=SHAPE,
-          doc="repeat each element `repeats` times along `axis` (None: of the flattened input)"),
+          doc="repeat each element `repeats` times along `axis` (None: of the flattened input)",
+          decomposition=_decompose_repeat),
     # filling
     OpDef("pad", ("x",), _pad_infer, _pad,
           attrs=(Attr("pads", "ints"), Attr("mode", "str", "constant"),
@@ -465,7 +561,125 @@ OPS: list[OpDef] = [
               "fills with `value`, 'reflect' mirrors without repeating the edge and 'edge' "
               "repeats it (np.pad's modes, pads larger than the axis included)"),
     OpDef("tril", ("x",), _triangle_infer, _tril, attrs=(Attr("k", "int", 0),),
-          doc="zero the elements above diagonal k of the last two axes"),
+          doc="zero the elements above diagonal k of the last two axes",
+          decomposition=_triangle("less_equal")),
     OpDef("triu", ("x",), _triangle_infer, _triu, attrs=(Attr("k", "int", 0),),
-          doc="zero the elements below diagonal k of the last two axes"),
+          doc="zero the elements below diagonal k of the last two axes",
+          decomposition=_triangle("greater_equal")),
 ]
+
+
+# --- samples (attached to the ops under the "samples" rule kind by mskernel.ops.core) --------
+# Samples for the shape ops: every op on every dtype family (bfloat16 included), negative
+# axes, scalars, and size-0 and size-1 dimensions.
+
+
+def _constant_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    for dt in DATA_DTYPES:
+        value = random_array(rng, (2, 3), dt)
+        declared = {"dtype": dt} if dt == "bfloat16" else {}
+        yield OpSample("constant", (), {"value": value, **declared})
+    yield OpSample("constant", (), {"value": np.array(2.5, np.float64)})
+    yield OpSample("constant", (), {"value": np.zeros((0, 4), np.int8)})
+
+
+def _full_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    cases = [((2, 3), 1.5, "float32"), ((2, 3), -3, "int32"), ((4,), 1, "bool"),
+             ((3, 1), 0.1, "bfloat16"), ((2,), 2.0, "complex64"), ((), 7, "uint8"),
+             ((0, 4), 1.0, "float16"), ((1, 2), float("inf"), "float64")]
+    for shape, value, dt in cases:
+        yield OpSample("full", (), {"shape": shape, "value": value, "dtype": dt})
+
+
+def _iota_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    cases = [((2, 3), 1, "int32"), ((4,), 0, "float32"), ((2, 0, 3), -1, "int64"),
+             ((3, 2), 0, "bfloat16"), ((5, 1), -2, "uint8"), ((2, 2), 1, "complex64"),
+             ((1,), 0, "float16")]
+    for shape, axis, dt in cases:
+        yield OpSample("iota", (), {"shape": shape, "axis": axis, "dtype": dt})
+
+
+def _joined_samples(op: str,
+                    shape_sets: Sequence[tuple[Sequence[tuple[int, ...]], int]]) -> SampleFn:
+    """Samples of a variadic op over ``(input shapes, axis)`` cases (see :func:`dtype_runs`)."""
+
+    def fn(rng: np.random.Generator) -> Iterator[OpSample]:
+        for (shapes, axis), dt in dtype_runs(shape_sets):
+            args = tuple(random_array(rng, s, dt) for s in shapes)
+            yield OpSample(op, args, {"axis": axis}, dtypes=(dt,) * len(args))
+
+    return fn
+
+
+_WHOLE = 2**63 - 1  # a stop past the end of any axis (positive steps)
+_BEFORE = -(2**63)  # a stop before the start of any axis (negative steps)
+
+SAMPLES: dict[str, SampleFn] = {
+    "constant": _constant_samples,
+    "full": _full_samples,
+    "iota": _iota_samples,
+    "reshape": one_input("reshape", [
+        ((2, 3, 4), {"shape": (6, -1)}), ((0, 3), {"shape": (3, 0)}), ((), {"shape": (1, 1)}),
+        ((1,), {"shape": ()}), ((2, 3), {"shape": (3, 2)}), ((2, 0), {"shape": (0, 7)}),
+    ]),
+    "transpose": one_input("transpose", [
+        ((2, 3, 4), {"perm": (2, 0, 1)}), ((2, 3), {}), ((), {}), ((0, 1, 3), {"perm": (-1, 0, 1)}),
+    ]),
+    "broadcast_to": one_input("broadcast_to", [
+        ((3, 1), {"shape": (2, 3, 4)}), ((), {"shape": (2, 2)}), ((1,), {"shape": (0,)}),
+        ((2, 3), {"shape": (2, 3)}),
+    ]),
+    "concat": _joined_samples("concat", [
+        (((2, 3), (2, 1), (2, 0)), -1), (((1, 3), (2, 3)), 0), (((4,),), 0),
+        (((0, 2), (0, 2)), 1), (((2, 1, 2), (2, 3, 2)), 1),
+    ]),
+    "stack": _joined_samples("stack", [
+        (((2, 3), (2, 3), (2, 3)), 0), (((2, 3), (2, 3)), -1), (((), (), ()), 0),
+        (((0, 2),), 1),
+    ]),
+    "split": one_input("split", [
+        ((5, 3), {"axis": 0, "sizes": (2, 0, 3)}), ((2, 6), {"axis": -1, "sizes": (6,)}),
+        ((0, 2), {"axis": 0, "sizes": (0, 0)}), ((3, 4), {"axis": 1, "sizes": (1, 1, 2)}),
+    ]),
+    "slice": one_input("slice", [
+        ((5, 6), {"starts": (1, -1), "stops": (4, _BEFORE), "steps": (2, -2)}),
+        ((4,), {"starts": (-10,), "stops": (10,)}),
+        ((3, 4, 5), {"starts": (1,), "stops": (3,), "axes": (-1,)}),
+        ((5,), {"starts": (4,), "stops": (1,)}),
+        ((0, 3), {"starts": (0, 2), "stops": (_WHOLE, 0), "steps": (1, -1)}),
+        ((6, 2), {"starts": (_WHOLE, 0), "stops": (_BEFORE, 1), "steps": (-3, 1)}),
+    ]),
+    "squeeze": one_input("squeeze", [
+        ((1, 3, 1), {}), ((1, 3, 1), {"axes": (0,)}), ((1,), {}), ((0, 1), {"axes": (-1,)}),
+        ((2, 3), {}),
+    ]),
+    "expand_dims": one_input("expand_dims", [
+        ((2, 3), {"axes": (0,)}), ((2, 3), {"axes": (-1, 1)}), ((), {"axes": (0,)}),
+        ((0,), {"axes": (1,)}),
+    ]),
+    "tile": one_input("tile", [
+        ((2, 3), {"reps": (2, 1)}), ((3,), {"reps": (2, 2)}), ((2, 1, 2), {"reps": (3,)}),
+        ((2, 3), {"reps": (0, 2)}), ((), {"reps": (3,)}),
+    ]),
+    "flip": one_input("flip", [
+        ((3, 4), {}), ((2, 3, 4), {"axes": (0, -1)}), ((), {}), ((0, 2), {"axes": (1,)}),
+    ]),
+    "pad": one_input("pad", [
+        ((3, 4), {"pads": (1, 2, 0, 1), "value": 1.0}),
+        ((3, 4), {"pads": (2, -1, 1, 3), "mode": "reflect"}),
+        ((2, 3), {"pads": (0, 1, 3, 0), "mode": "edge"}),
+        ((0, 2), {"pads": (1, 1, 0, 0)}), ((), {"pads": ()}),
+        ((4,), {"pads": (-2, -2), "mode": "edge"}),
+        ((1, 2), {"pads": (2, 2, 5, 0), "mode": "reflect"}),
+    ]),
+    "repeat": one_input("repeat", [
+        ((2, 3), {"repeats": 2, "axis": 1}), ((2, 3), {"repeats": 3}), ((), {"repeats": 2}),
+        ((2, 0), {"repeats": 2, "axis": 0}), ((3,), {"repeats": 0, "axis": -1}),
+    ]),
+    "tril": one_input("tril", [
+        ((4, 4), {}), ((2, 3, 5), {"k": 1}), ((3, 2), {"k": -1}), ((0, 3), {}),
+    ]),
+    "triu": one_input("triu", [
+        ((4, 4), {}), ((2, 3, 5), {"k": -2}), ((3, 2), {"k": 1}), ((1, 0), {}),
+    ]),
+}

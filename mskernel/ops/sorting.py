@@ -5,7 +5,8 @@ Order.  Sorts are stable: equal elements keep their input order, in descending s
 sorts as in NumPy — after every number in ascending order — so it comes first in descending
 order (NaN counts as the largest value, as in PyTorch).  ``topk`` picks what a stable sort
 would: ties go to the lower index and NaN counts as the largest value.  The ordering ops accept
-bool, integer and float tensors; complex numbers have no order.
+bool, integer and float tensors; complex numbers have no order.  ``argsort`` is the primitive:
+``sort`` and ``topk`` are composites (see :mod:`.primitives`) taking elements along its order.
 
 Scans.  ``cumsum`` and ``cumprod`` accept numeric tensors and keep their dtype (integers wrap
 around); float and complex inputs accumulate in float64 / complex128 and are rounded once to
@@ -23,9 +24,11 @@ import numpy as np
 
 from ..errors import InferError
 from ..ir.dtypes import int64
+from ..ir.graph import Value
 from ..ir.types import TensorType
-from .registry import Attr, OpDef
+from .registry import Attr, Emitter, OpDef
 from .rules import normalize_axis, require_kind, tensor, with_dim
+from .samples import SampleFn, one_input, random_array
 
 ORDERED = "biuf"
 NUMERIC = "iufc"
@@ -122,16 +125,35 @@ _SCAN_ATTRS = (Attr("axis", "int"), Attr("reverse", "bool", False),
 _numeric_scan = _scan_infer(NUMERIC, "a numeric (cast bool to an integer type first)")
 _ordered_scan = _scan_infer(ORDERED, "a bool, integer or float (complex values have no order)")
 
+# --- decompositions (see OpDef.decomposition) --------------------------------------------
+
+
+def _decompose_sort(b: Emitter, x: Value, *, axis: int, descending: bool) -> Value:
+    order = b.op("argsort", x, axis=axis, descending=descending)
+    return b.op("take_along_axis", x, order, axis=axis)
+
+
+def _decompose_topk(b: Emitter, x: Value, *, k: int, axis: int, largest: bool,
+                    sorted: bool) -> tuple[Value, Value]:
+    order = b.op("argsort", x, axis=axis, descending=largest)
+    picked = b.op("slice", order, starts=(0,), stops=(k,), axes=(axis,))
+    if not sorted:  # the k picks in index order
+        picked = b.op("sort", picked, axis=axis, descending=False)
+    return b.op("take_along_axis", x, picked, axis=axis), picked
+
+
 OPS: list[OpDef] = [
     OpDef("sort", ("x",), _sort_infer, _sort, attrs=_SORT_ATTRS,
-          doc="x sorted stably along `axis`; NaN is the largest value"),
+          doc="x sorted stably along `axis`; NaN is the largest value",
+          decomposition=_decompose_sort),
     OpDef("argsort", ("x",), _argsort_infer, _argsort, attrs=_SORT_ATTRS,
           doc="int64 indices that sort x stably along `axis` (take_along_axis gives sort)"),
     OpDef("topk", ("x",), _topk_infer, _topk,
           attrs=(Attr("k", "int"), Attr("axis", "int", -1), Attr("largest", "bool", True),
                  Attr("sorted", "bool", True)),
           doc="(values, int64 indices) of the k largest (smallest if not `largest`) elements "
-              "along `axis`; ties go to the lower index; sorted=False keeps them in index order"),
+              "along `axis`; ties go to the lower index; sorted=False keeps them in index order",
+          decomposition=_decompose_topk),
     OpDef("cumsum", ("x",), _numeric_scan, _cumulative(np.add, 0), attrs=_SCAN_ATTRS,
           doc="running sum along `axis`; `reverse` scans from the end, `exclusive` omits "
               "each element from its own sum"),
@@ -142,3 +164,67 @@ OPS: list[OpDef] = [
     OpDef("cummin", ("x",), _ordered_scan, _running(np.minimum), attrs=(Attr("axis", "int"),),
           doc="running minimum along `axis` (values only; NaN propagates)"),
 ]
+
+
+# --- samples (attached to the ops under the "samples" rule kind by mskernel.ops.core) --------
+# Samples for the sorting and scanning ops: ties and NaNs (sorts must be stable and order NaN
+# as NumPy), every direction and flag, every accepted dtype family, and size-0 and size-1 axes.
+
+
+_ORDERED_DTYPES = ("float32", "bfloat16", "int64", "bool", "uint8", "float16", "int8",
+                   "float64")
+_NUMERIC_DTYPES = ("float32", "bfloat16", "int32", "complex64", "uint8", "float16", "int64",
+                   "float64", "complex128")
+
+
+def _with_ties(rng: np.random.Generator, shape: tuple[int, ...], dt: str) -> np.ndarray:
+    """Values with many ties; floats also get NaNs (and rounding leaves -0.0 beside 0.0)."""
+    x = random_array(rng, shape, dt, -2, 2)
+    if x.dtype.kind == "f":
+        x = np.round(x)
+        x[rng.random(shape) < 0.15] = np.nan
+    return x
+
+
+def _small(rng: np.random.Generator, shape: tuple[int, ...], dt: str) -> np.ndarray:
+    """Values of magnitude up to 1.2, so products stay finite in every dtype."""
+    return random_array(rng, shape, dt, -1.2, 1.2)
+
+
+def _sort_samples(op: str) -> SampleFn:
+    return one_input(op, [
+        ((4, 6), {}), ((4, 6), {"axis": 0, "descending": True}), ((3, 5), {"descending": True}),
+        ((2, 0, 3), {"axis": 1}), ((5, 1), {"axis": -1, "descending": True}), ((1,), {}),
+        ((2, 3, 4), {"axis": -2}),
+    ], _ORDERED_DTYPES, _with_ties)
+
+
+def _scan_samples(op: str, make: Callable[..., np.ndarray] = random_array) -> SampleFn:
+    return one_input(op, [
+        ((3, 5), {"axis": 1}), ((3, 5), {"axis": 0, "reverse": True}),
+        ((2, 4), {"axis": -1, "exclusive": True}),
+        ((2, 4), {"axis": 1, "reverse": True, "exclusive": True}),
+        ((0, 3), {"axis": 0, "exclusive": True}), ((4,), {"axis": 0}),
+        ((2, 3, 1), {"axis": -1, "reverse": True}),
+    ], _NUMERIC_DTYPES, make)
+
+
+SAMPLES: dict[str, SampleFn] = {
+    "sort": _sort_samples("sort"),
+    "argsort": _sort_samples("argsort"),
+    "topk": one_input("topk", [
+        ((4, 6), {"k": 3}), ((4, 6), {"k": 2, "largest": False}),
+        ((4, 6), {"k": 4, "sorted": False}), ((3, 5), {"k": 3, "axis": 0, "largest": False,
+                                                       "sorted": False}),
+        ((2, 3), {"k": 0}), ((2, 3), {"k": 3}), ((3, 0), {"k": 0, "axis": 0}),
+        ((1,), {"k": 1, "largest": False}),
+    ], _ORDERED_DTYPES, _with_ties),
+    "cumsum": _scan_samples("cumsum"),
+    "cumprod": _scan_samples("cumprod", _small),
+    "cummax": one_input("cummax", [
+        ((3, 6), {"axis": 1}), ((4, 2), {"axis": 0}), ((0, 3), {"axis": -1}), ((5,), {"axis": -1}),
+    ], _ORDERED_DTYPES, _with_ties),
+    "cummin": one_input("cummin", [
+        ((3, 6), {"axis": -1}), ((4, 2), {"axis": -2}), ((2, 0), {"axis": 1}), ((1,), {"axis": 0}),
+    ], _ORDERED_DTYPES, _with_ties),
+}

@@ -26,14 +26,15 @@ The token convention:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Iterator
 
 import numpy as np
 
 from ..errors import InferError
-from ..ir.types import TOKEN, RefType, TokenType, Type
+from ..ir.types import TOKEN, RefType, TokenType, Type, tensor_type
 from ..runtime.state import TOKEN_VALUE, RefCell
 from .registry import OpDef
+from .samples import OpSample, SampleFn, random_array
 
 
 def _ref(t: Type) -> RefType:
@@ -77,3 +78,32 @@ OPS: list[OpDef] = [
     OpDef("ref_store", ("ref", "value", "token"), _store_infer, _ref_store, effectful=True,
           doc="write a value of exactly the ref's type into the ref"),
 ]
+
+
+# --- samples (attached to the ops under the "samples" rule kind by mskernel.ops.core) --------
+# Samples for ``ref_load`` and ``ref_store``: cells of every dtype family, including bfloat16
+# (stored as float32), scalars and size-0 tensors.  Each sample has its own cell, and a store
+# writes the sample's own value, so running a sample again gives the same cell contents.
+
+
+_CELLS = (("float32", (2, 3)), ("bfloat16", (4,)), ("int64", ()), ("bool", (3,)),
+          ("complex64", (2,)), ("float64", (0, 3)), ("uint8", (1, 1)))
+
+
+def _cell(rng: np.random.Generator, dt: str, shape: tuple[int, ...]) -> RefCell:
+    return RefCell(tensor_type(dt, shape), random_array(rng, shape, dt))
+
+
+def _ref_load_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    for dt, shape in _CELLS:
+        yield OpSample("ref_load", (_cell(rng, dt, shape), TOKEN_VALUE))
+
+
+def _ref_store_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    for dt, shape in _CELLS:
+        value = random_array(rng, shape, dt)
+        yield OpSample("ref_store", (_cell(rng, dt, shape), value, TOKEN_VALUE),
+                       dtypes=(None, dt, None))
+
+
+SAMPLES: dict[str, SampleFn] = {"ref_load": _ref_load_samples, "ref_store": _ref_store_samples}

@@ -170,6 +170,13 @@ class Backend(ABC):
     def to_host(self, array: DeviceArray) -> np.ndarray:
         """Copy to a host array in reference storage, waiting for pending work."""
 
+    def share(self, host: np.ndarray, type: TensorType) -> Optional[DeviceArray]:
+        """A device array using ``host``'s memory as it is, so that writes to ``host`` show
+        in it (``Tensor.from_numpy``), or ``None`` when this backend cannot hold ``host``
+        without a copy — the default.  Backends whose device arrays are host NumPy arrays
+        override it for the arrays already in their storage layout."""
+        return None
+
     @abstractmethod
     def compile(self, graph: Graph, options: CompileOptions) -> Executable:
         """Lower ``graph``; every node in it is one this backend claimed."""

@@ -2,9 +2,11 @@
 transfers.
 
 Each node goes to the first backend in preference order whose capabilities cover it (its op,
-dtypes, ranks and, for region ops, every node of its regions).  A node the *preferred* backend
-(the first one) cannot run, whose op has a plugin's host kernel covering it, runs on that
-kernel beside the preferred backend (see :mod:`mskernel.runtime.host_kernels`).  Any other
+dtypes, ranks and, for region ops, every node of its regions).  Before that, composite nodes
+the preferred backend does not claim are expanded into primitives it runs where their
+decompositions allow (:mod:`.expand`), so they do not fall back.  A node the *preferred*
+backend (the first one) cannot run, whose op has a plugin's host kernel covering it, runs on
+that kernel beside the preferred backend (see :mod:`mskernel.runtime.host_kernels`).  Any other
 node the preferred backend cannot run has fallen back; the policy decides whether that is
 allowed silently, with a warning, or refused.  Nodes are then grouped into segments — maximal
 runs on one backend (host kernels beside a backend are segments of their own), found by a
@@ -20,10 +22,14 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Mapping, Optional, Sequence
 
+from ..defaults import or_default_ops
 from ..errors import BackendError
 from ..ir.graph import Graph, Node, Value
+from ..ir.lookup import OpLookup
 from ..ir.types import TensorType
+from ..ops.registry import OpDef
 from .backend import Backend, FallbackPolicy
+from .expand import Expansion, expand_composites
 from .report import explain_plan
 
 if TYPE_CHECKING:
@@ -79,6 +85,9 @@ class PartitionPlan:
     segments: tuple[Segment, ...]
     transfers: tuple[Transfer, ...]
     policy: FallbackPolicy
+    #: composite nodes of the partitioned graph replaced by primitives the preferred backend
+    #: runs (``graph`` holds the replacements)
+    expansions: tuple[Expansion, ...] = ()
 
     @property
     def fallbacks(self) -> list[Placement]:
@@ -172,16 +181,24 @@ def _segments(graph: Graph,
 
 
 def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy = "warn",
-              host_kernels: Optional[Mapping[str, "HostKernel"]] = None) -> PartitionPlan:
-    """Place ``graph``'s nodes and cut it into per-backend segments; ``host_kernels`` are the
-    plugins' host kernels by op name (:func:`~mskernel.runtime.host_kernels.host_kernels`)."""
+              host_kernels: Optional[Mapping[str, "HostKernel"]] = None, *,
+              registry: Optional[OpLookup[OpDef]] = None) -> PartitionPlan:
+    """Expand the composites the preferred backend does not claim, place the nodes and cut
+    the graph into per-backend segments.  ``host_kernels`` are the plugins' host kernels by op
+    name (:func:`~mskernel.runtime.host_kernels.host_kernels`); ``registry`` holds the ops'
+    decompositions (the process's op registry by default)."""
+    expansions: tuple[Expansion, ...] = ()
+    if backends:
+        expanded = expand_composites(graph, backends[0].capabilities(),
+                                     or_default_ops(registry))
+        graph, expansions = expanded.graph, expanded.expansions
     placements = place(graph, backends, policy, host_kernels)
     runs = _segments(graph, placements)
     names = tuple(b.name for b in backends)
     if len({key for key, _ in runs}) <= 1:  # one backend: the graph is the segment
         backend, on_host = runs[0][0] if runs else (names[0], False)
         whole = Segment(backend, graph, tuple(range(len(graph.nodes))), on_host)
-        return PartitionPlan(graph, names, tuple(placements), (whole,), (), policy)
+        return PartitionPlan(graph, names, tuple(placements), (whole,), (), policy, expansions)
     host_memory = {b.name: b.host_memory for b in backends}
 
     def memory(key: tuple[str, bool]) -> str:
@@ -221,4 +238,5 @@ def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy 
                 source, target = memory(runs[defined_in[v]][0]), memory(key)
                 if source != target:
                     transfers.append(Transfer(v, source, target))
-    return PartitionPlan(graph, names, tuple(placements), tuple(segments), tuple(transfers), policy)
+    return PartitionPlan(graph, names, tuple(placements), tuple(segments), tuple(transfers),
+                         policy, expansions)

@@ -201,7 +201,15 @@ class ReferenceBackend(Backend):
         return Capabilities.uniform(self.registry.names())
 
     def to_device(self, host: np.ndarray, type: TensorType) -> DeviceArray:
-        return DeviceArray(self, type, as_storage(host, type.dtype))
+        data = as_storage(host, type.dtype)
+        if np.may_share_memory(data, host):  # the caller may write to its array later
+            data = data.copy()
+        return DeviceArray(self, type, data)
+
+    def share(self, host: np.ndarray, type: TensorType) -> Optional[DeviceArray]:
+        if type.dtype is bfloat16 or host.dtype != type.dtype.storage:
+            return None
+        return DeviceArray(self, type, host)
 
     def to_host(self, array: DeviceArray) -> np.ndarray:
         return array.data

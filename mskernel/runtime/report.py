@@ -35,10 +35,13 @@ def explain_plan(plan: "PartitionPlan") -> str:
         + f"; preference {' > '.join(plan.backends)}; fallback policy '{plan.policy}'",
         "",
     ]
+    origin = {id(n): e.node.op for e in plan.expansions for n in e.nodes}
     rows = [("#", "op", "backend", "types", "note")]
     for i, p in enumerate(plan.placements):
         types = ", ".join(str(v.type) for v in p.node.outputs)
         note = f"fallback: {p.fallback_reason}" if p.fallback_reason else ""
+        if id(p.node) in origin:
+            note = f"{note} from {origin[id(p.node)]}".strip()
         where = p.backend
         if p.host_kernel is not None:
             where, note = "host", f"host kernel of {p.host_kernel}, beside {p.backend}"
@@ -55,6 +58,12 @@ def explain_plan(plan: "PartitionPlan") -> str:
         span = f"nodes {min(idx)}..{max(idx)}" if idx else "no nodes"
         where = f"host kernels beside {seg.backend}" if seg.host_kernel else seg.backend
         lines.append(f"  [{k}] {where}: {len(idx)} node(s), {span}")
+    if plan.expansions:
+        lines.append(f"decomposed: {len(plan.expansions)} composite node(s) for "
+                     f"'{plan.backends[0]}'")
+    for e in plan.expansions:
+        ops = ", ".join(n.op for n in e.nodes) or "no nodes"
+        lines.append(f"  '{e.node.op}'{e.node.where()} -> {len(e.nodes)} node(s): {ops}")
     lines.append(f"fallbacks: {len(plan.fallbacks)}")
     lines.append(f"transfers: {len(plan.transfers)} ({_size(plan.transfer_bytes)})")
     for t in plan.transfers:

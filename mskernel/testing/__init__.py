@@ -1,68 +1,44 @@
 """Test support shared by the core's tests, plugin tests and the SDK's conformance kit.
 
-The op sample table (:mod:`mskernel.testing.samples`) gives, for every core op, inputs that
-exercise it — broadcasting, edge shapes (size 0 and 1), every dtype family it accepts — so one
-table drives the reference tests, the text round trip, the pass property tests and backend
-conformance.
+Every op's samples — inputs that exercise it: broadcasting, edge shapes (size 0 and 1), every
+dtype family it accepts — are attached to it under the rule kind ``"samples"``
+(:mod:`mskernel.ops.samples`), the core's beside their op definitions and a plugin's by the
+plugin, so one table drives the reference tests, the text round trip, the pass property
+tests, autodiff's rule checks and backend conformance.  :func:`samples_for` reads it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterator, Optional
 
 import numpy as np
 
+from ..defaults import op_registry, rule_registry
 from ..ir.builder import GraphBuilder
-from ..ir.dtypes import DType, dtype as to_dtype
+from ..ir.dtypes import DType
 from ..ir.graph import Graph
 from ..ir.lookup import OpLookup, OpSchema
-from ..ir.types import TOKEN, RefType, TensorType, Type
-from ..runtime.state import RefCell, TOKEN_VALUE
+from ..ops.samples import SAMPLES_RULE, OpSample, SampleFn, random_array, region, sample_rng
+
+__all__ = [
+    "SAMPLES_RULE", "OpSample", "SampleFn", "all_samples", "assert_close", "random_array",
+    "region", "sample_graph", "sample_rng", "samples_for", "tolerance",
+]
 
 
-@dataclass(frozen=True)
-class OpSample:
-    """One application of an op: concrete arguments and attributes.
-
-    ``args`` holds arrays in reference storage (bfloat16 as float32, see
-    :mod:`mskernel.ir.dtypes`) — or :class:`RefCell` / ``TOKEN_VALUE`` for stateful ops;
-    ``dtypes`` gives the IR dtype of each array argument where it differs from the
-    array's own (needed for bfloat16 only).  ``regions`` are the sub-graphs of region ops.
-    ``rtol``/``atol`` override the dtype's default tolerance for backends' comparisons (for
-    ops whose result is sensitive to summation order, say).
-    """
-
-    op: str
-    args: tuple[Any, ...]
-    attrs: Mapping[str, Any] = field(default_factory=dict)
-    dtypes: Optional[tuple[Optional[str], ...]] = None
-    regions: tuple[Graph, ...] = ()
-    rtol: Optional[float] = None
-    atol: Optional[float] = None
-    label: str = ""
-
-    def arg_types(self) -> list[Type]:
-        out: list[Type] = []
-        for i, arg in enumerate(self.args):
-            if arg is TOKEN_VALUE:
-                out.append(TOKEN)
-            elif isinstance(arg, RefCell):
-                out.append(RefType(arg.type))
-            else:
-                name = self.dtypes[i] if self.dtypes and self.dtypes[i] else None
-                dt = to_dtype(name) if name else to_dtype(np.asarray(arg).dtype)
-                out.append(TensorType(dt, np.shape(arg)))
-        return out
-
-    def __str__(self) -> str:
-        types = ",".join(str(t) for t in self.arg_types())
-        return f"{self.op}({types}){'-' + self.label if self.label else ''}"
+def samples_for(op: str, seed: int = 0) -> list[OpSample]:
+    """The samples attached to ``op`` (under :data:`SAMPLES_RULE`), drawn with
+    :func:`sample_rng` ``(seed, op)``; empty when it has none."""
+    samples = rule_registry().get(SAMPLES_RULE, op)
+    return [] if samples is None else list(samples(sample_rng(seed, op)))
 
 
-#: Each family module of :mod:`mskernel.testing.samples` maps op names to functions that
-#: take a seeded ``numpy.random.Generator`` and yield samples.
-SampleFn = Callable[[np.random.Generator], Iterable[OpSample]]
+def all_samples(seed: int = 0, *, owner: Optional[str] = None) -> Iterator[OpSample]:
+    """The samples of every op that has some (of the ops defined by the distribution
+    ``owner`` when given: ``"mskernel"`` for the core's), op by op in name order."""
+    for op in sorted(rule_registry().ops_with(SAMPLES_RULE)):
+        if owner is None or op_registry().get(op).owner == owner:
+            yield from samples_for(op, seed)
 
 
 def sample_graph(sample: OpSample, registry: Optional[OpLookup[OpSchema]] = None) -> Graph:
@@ -90,21 +66,3 @@ def assert_close(actual: Any, expected: Any, dt: DType, *, rtol: Optional[float]
         rtol=d_rtol if rtol is None else rtol, atol=d_atol if atol is None else atol,
         equal_nan=True, err_msg=what,
     )
-
-
-def random_array(rng: np.random.Generator, shape: Sequence[int], dt: str | DType,
-                 low: float = -2.0, high: float = 2.0) -> np.ndarray:
-    """Random values of ``dt`` in reference storage (ints in [low, high], bools 50/50)."""
-    dt = to_dtype(dt)
-    shape = tuple(shape)
-    if dt.is_bool:
-        return rng.random(shape) < 0.5
-    if dt.is_integer:
-        lo = max(0, int(low)) if dt.kind == "u" else int(low)
-        return rng.integers(lo, int(high) + 1, size=shape).astype(dt.storage)
-    values = rng.uniform(low, high, size=shape)
-    if dt.is_complex:
-        values = values + 1j * rng.uniform(low, high, size=shape)
-    from ..ir.dtypes import as_storage
-
-    return as_storage(values, dt)

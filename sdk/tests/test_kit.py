@@ -127,6 +127,38 @@ def report_of(tmp_path: Path, backend: str) -> dict:
     return json.loads((tmp_path / "home" / "conformance" / f"{backend}.json").read_text())
 
 
+#: The reference semantics under another name, claiming only the primitive ops.
+PRIMITIVES_ONLY = '''
+from mskernel_sdk import Capabilities, hookimpl, op_registry, register_plugin
+from mskernel.runtime.reference import ReferenceBackend
+
+
+class PrimitivesOnly(ReferenceBackend):
+    def capabilities(self):
+        ops = super().capabilities().ops
+        return Capabilities({op: s for op, s in ops.items() if op_registry().get(op).primitive})
+
+
+class plugin:
+    @hookimpl
+    def mskernel_register_backends(backends):
+        backends.register("prims", PrimitivesOnly)
+
+
+register_plugin(plugin, "prims")
+'''
+
+
+def test_a_backend_claiming_the_primitives_covers_every_core_op(tmp_path):
+    done, out = kit(tmp_path, "--mskernel-backend", "prims", "--mskernel-core-coverage", "100",
+                    "-k", "op or coverage", conftest=PRIMITIVES_ONLY)
+    assert done.returncode == 0, out
+    report = report_of(tmp_path, "prims")
+    assert report["core_ops"]["passed"] == report["core_ops"]["total"]
+    assert report["core_ops"]["claimed"] < report["core_ops"]["total"]
+    assert "softmax" in report["stages"]["ops"]["passed"]
+
+
 def test_reference_backend_passes_on_every_core_op(tmp_path):
     done, out = kit(tmp_path, "--mskernel-backend", "reference", "--mskernel-core-coverage",
                     "100", "--mskernel-report", str(tmp_path / "copy.json"))
@@ -148,7 +180,9 @@ def test_faulty_backend_fails_with_reasons_and_seeds(tmp_path):
     report = report_of(tmp_path, "faulty")
     assert (report["status"], report["seed"]) == ("failed", 11)
     ops = report["stages"]["ops"]
-    assert ops["checked"] == ["add", "exp", "neg"] and ops["passed"] == ["add"]
+    # sub is a composite the backend runs as add(x, neg(y)), and its neg writes to y
+    assert ops["checked"] == ["add", "exp", "neg", "sub"] and ops["passed"] == ["add"]
+    assert "input 1 was written to" in ops["failed"]["sub"]
     exp = ops["failed"]["exp"]
     assert "samples disagree with the reference semantics of 'exp' (seed 11)" in exp
     assert "exp(f32[" in exp and "elements differ (rtol 1e-05" in out
@@ -166,6 +200,7 @@ def test_expectations_mark_expected_failures_skips_and_stale_entries(tmp_path):
         "interface:*" = "claims an op it does not define yet"
         [faulty.skip]
         "op:neg" = "in-place kernels, issue 2"
+        "op:sub" = "runs neg, issue 2"
         "graph:resnet" = "no such graph"
     '''
     done, out = kit(tmp_path, "--mskernel-backend", "faulty", "--mskernel-expectations",
@@ -174,7 +209,7 @@ def test_expectations_mark_expected_failures_skips_and_stale_entries(tmp_path):
     report = report_of(tmp_path, "faulty")
     ops = report["stages"]["ops"]
     assert ops["xfailed"] == {"exp": "exp is off by one, issue 1"}
-    assert ops["not_run"] == {"neg": "in-place kernels, issue 2"}
+    assert ops["not_run"] == {"neg": "in-place kernels, issue 2", "sub": "runs neg, issue 2"}
     assert ops["failed"] == {"add": "passed, but is listed as expected to fail "
                                     "(thought to be broken); remove its entry"}
     assert report["stages"]["interface"]["xfailed"] == {

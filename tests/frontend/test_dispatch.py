@@ -11,6 +11,7 @@ from mskernel.frontend.dispatch import apply, interpose
 from mskernel.frontend.tensor import TracedValueError
 from mskernel.frontend.trace import EscapedTracerError, trace_function
 from mskernel.ir import tensor_type
+from mskernel.ops import op_registry
 from mskernel.runtime import FallbackWarning, compile_graph
 from mskernel.runtime.reference import ReferenceBackend
 
@@ -111,3 +112,28 @@ def test_traced_tensors_refuse_concrete_use_and_cannot_escape():
     trace_function(f, [tensor_type("f32", ())], "f")
     with pytest.raises(EscapedTracerError, match="outside its trace"):
         apply("neg", leaked[0])
+
+
+class _PrimitivesOnly(ReferenceBackend):
+    """A backend claiming only the primitive ops."""
+
+    name = "prims"
+
+    def capabilities(self):
+        caps = super().capabilities()
+        return type(caps)({op: s for op, s in caps.ops.items() if op_registry().get(op).primitive})
+
+
+def test_an_eager_composite_runs_on_a_backend_claiming_only_primitives(monkeypatch):
+    monkeypatch.setenv("MSKERNEL_FALLBACK", "deny")
+    home = _PrimitivesOnly()
+    values = np.array([[0.5, -1.0, 2.0], [3.0, 0.0, -2.5]], np.float32)
+    x = ms.Tensor._concrete(home.to_device(values, tensor_type("f32", (2, 3))))
+    y = apply("softmax", x, axis=-1)
+    assert y.device == "prims"
+    shifted = np.exp(values - values.max(axis=1, keepdims=True))
+    np.testing.assert_allclose(y.numpy(), shifted / shifted.sum(axis=1, keepdims=True),
+                               rtol=1e-6)
+    kernel = next(k for k in dispatch._cache.values() if k.home is home)
+    assert [n.op for n in kernel.executable.graph.nodes] == ["max", "neg", "add", "exp", "sum",
+                                                             "div"]

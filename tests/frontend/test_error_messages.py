@@ -128,16 +128,25 @@ def test_a_traced_mask_names_the_op_and_the_line():
 # -- what a jitted function returns --------------------------------------------------------------
 
 
-def test_a_jitted_function_returning_a_string_names_its_return_statement():
+def test_a_jitted_function_returning_an_object_names_its_return_statement():
     @mskernel.jit
     def label(x):
-        return "done"  # return string
+        return {1, 2}  # return a set
 
     with pytest.raises(MskernelError) as caught:
         label(Tensor(X))
     assert str(caught.value) == (
-        f"@label returned a value of type str at {HERE}:{line_of('# return string')}; traced "
+        f"@label returned a value of type set at {HERE}:{line_of('# return a set')}; traced "
         "functions may return tensors, numbers and tuples/lists/dicts of them")
+
+
+def test_a_jitted_function_returns_constants_as_python_values():
+    @mskernel.jit
+    def label(x):
+        return "done", 2, x
+
+    text, number, tensor = label(Tensor(X))
+    assert (text, number) == ("done", 2) and isinstance(tensor, Tensor)
 
 
 class Net:
@@ -157,7 +166,7 @@ def test_several_return_statements_are_all_named_and_methods_work_too():
 
 
 def test_a_lambda_names_where_it_is_defined():
-    double = mskernel.jit(lambda x: (x, "b"))  # lambda
+    double = mskernel.jit(lambda x: (x, {"b"}))  # lambda
     with pytest.raises(MskernelError, match=re.escape(
-            f"@<lambda> returned a value of type str (defined at {HERE}:{line_of('# lambda')})")):
+            f"@<lambda> returned a value of type set (defined at {HERE}:{line_of('# lambda')})")):
         double(Tensor(X))

@@ -650,3 +650,22 @@ def test_lists_promote_like_the_tensors_they_would_become():
 def test_bfloat16_repr_prints_no_more_digits_than_the_type_holds():
     x = Tensor(np.array([1 / 3, 2.25, -384.0]), "bfloat16")
     assert repr(x) == "Tensor([0.334, 2.25, -384.], dtype=bfloat16)"
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_binary_cross_entropy_with_logits_matches_torch(reduction, weighted):
+    rng = np.random.default_rng(4)
+    logits = (rng.standard_normal((4, 3)) * 30).astype(np.float32)  # large: no overflow
+    target = rng.uniform(0, 1, (4, 3)).astype(np.float32)
+    weight = rng.uniform(0.5, 2, (4, 3)).astype(np.float32) if weighted else None
+    pos_weight = rng.uniform(0.5, 2, 3).astype(np.float32) if weighted else None
+    got = ops.binary_cross_entropy_with_logits(logits, target, weight, pos_weight, reduction)
+    want = tnf.binary_cross_entropy_with_logits(
+        *(torch.from_numpy(a) for a in (logits, target)), reduction=reduction,
+        weight=None if weight is None else torch.from_numpy(weight),
+        pos_weight=None if pos_weight is None else torch.from_numpy(pos_weight))
+    assert got.shape == tuple(want.shape)
+    assert_close(got.numpy(), want.numpy(), mskernel.float32)
+    with pytest.raises(ValueError, match="reduction must be one of mean, sum, none"):
+        ops.binary_cross_entropy_with_logits(logits, target, reduction="avg")

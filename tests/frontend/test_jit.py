@@ -108,14 +108,16 @@ def test_nested_containers_in_and_out():
     assert f.cache_info().misses == 2
 
 
-def test_python_number_results_become_tensors():
+def test_python_values_come_back_as_python_values():
     @jit
-    def f(x):
-        return x.sum(), 2.5
+    def f(x, n):
+        return x.sum(), 2.5, n + 1, [k * k for k in range(n)]
 
-    total, constant = f(t(1, 2))
-    assert isinstance(constant, ms.Tensor) and constant.dtype is ms.float32
-    assert float(constant) == 2.5 and float(total) == 3.0
+    total, constant, count, squares = f(t(1, 2), 3)
+    assert (constant, count, squares) == (2.5, 4, [0, 1, 4])  # as MindSpore returns constants
+    assert isinstance(total, ms.Tensor) and float(total) == 3.0
+    assert f(t(1, 2), 3)[2] == 4 and f.cache_info().misses == 1
+    assert jit(lambda: 7)() == 7
 
 
 def test_closure_tensors_are_constants_and_globals_are_read_when_tracing():

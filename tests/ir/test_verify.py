@@ -10,9 +10,7 @@ from mskernel.errors import VerifyError
 from mskernel.ir import TOKEN, Graph, GraphBuilder, Node, RefType, SourceLoc, Value, tensor_type
 from mskernel.ir.verify import verify
 from mskernel.ops.registry import OpDef, OpRegistry
-from mskernel.testing import sample_graph
-from mskernel.testing.samples import samples_for
-from mskernel.testing.samples.control import region
+from mskernel.testing import region, sample_graph, samples_for
 
 F23 = tensor_type("f32", (2, 3))
 F24 = tensor_type("f32", (2, 4))

@@ -8,7 +8,7 @@ from mskernel.errors import MskernelError, OpError
 from mskernel.ir import TOKEN, GraphBuilder, RefType, tensor_type
 from mskernel.runtime.interpreter import run_graph
 from mskernel.runtime.state import TOKEN_VALUE, RefCell
-from mskernel.testing.samples.control import region
+from mskernel.testing import region
 
 F3 = tensor_type("f32", (3,))
 I32 = tensor_type("i32", ())

@@ -10,8 +10,7 @@ from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.dtypes import dtype as to_dtype
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import OpSample, assert_close, sample_graph
-from mskernel.testing.samples import samples_for
+from mskernel.testing import OpSample, assert_close, sample_graph, samples_for
 
 TORCH_REDUCE = {"add": "sum", "mul": "prod", "max": "amax", "min": "amin"}
 COMBINE = {"none": lambda old, new: new, "add": np.add, "mul": np.multiply,

@@ -11,8 +11,7 @@ from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.ir.dtypes import dtype as to_dtype
 from mskernel.ops import op_registry
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import OpSample, sample_graph
-from mskernel.testing.samples import samples_for
+from mskernel.testing import OpSample, sample_graph, samples_for
 
 
 def T(a):

@@ -8,8 +8,7 @@ import torch
 from mskernel.errors import OpError
 from mskernel.ir import GraphBuilder, tensor_type
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import OpSample, assert_close, sample_graph
-from mskernel.testing.samples import samples_for
+from mskernel.testing import OpSample, assert_close, sample_graph, samples_for
 
 
 def T(a):

@@ -1,6 +1,7 @@
 """Loading plugins through real entry points: what a healthy plugin registers, and how each
 kind of failure is recorded without breaking the core or the other plugins."""
 
+import importlib
 import sys
 
 import numpy as np
@@ -154,6 +155,52 @@ def test_namespace_members_import_like_submodules_without_a_second_copy(sandbox)
         for name in [n for n in sys.modules if n == "mskernel.deep" or
                      n.startswith("mskernel.deep.")]:
             del sys.modules[name]
+
+
+def test_dotted_namespaces_add_modules_to_namespaces_and_open_core_packages(sandbox):
+    sandbox.install("mskernel-extra", {"extra": "mskernel_extra.plugin"}, modules={
+        "mskernel_extra.plugin": (
+            "from mskernel.hooks import hookimpl\n"
+            "@hookimpl\n"
+            "def mskernel_register_namespaces(namespaces):\n"
+            "    namespaces.register('extra', 'mskernel_extra.api')\n"
+            "    namespaces.register('extra.more', 'mskernel_extra.more')\n"
+            "    namespaces.register('common.extras', 'mskernel_extra.more')\n"),
+        "mskernel_extra.api": "VALUE = 0\n",
+        "mskernel_extra.more": "VALUE = 3\n",
+    })
+    try:
+        import mskernel.common.extras as extras  # noqa: PLC0415 - the imports are the test
+        import mskernel.extra.more as more  # noqa: PLC0415
+
+        assert more is extras is sys.modules["mskernel_extra.more"]
+        assert mskernel.common.extras is more and mskernel.extra.more is more
+        with pytest.raises(ModuleNotFoundError, match="'mskernel.common.nothere'"):
+            importlib.import_module("mskernel.common.nothere")
+        with pytest.raises(MissingPluginError, match="no installed plugin provides "
+                                                     "mskernel.common.nothere"):
+            mskernel.common.nothere
+    finally:
+        for name in [n for n in sys.modules if n.startswith(("mskernel.extra", "mskernel.common."))
+                     and not n.startswith(("mskernel.common.dtype", "mskernel.common.seed"))]:
+            del sys.modules[name]
+        vars(mskernel.common).pop("extras", None)
+
+
+@pytest.mark.parametrize("name, reason", [
+    ("ir.extra", "the core takes plugin members only as 'common.<member>'"),
+    ("common.two.levels", "the core takes plugin members only as 'common.<member>'"),
+    ("common.dtype", "namespace name 'common.dtype' is taken by the core"),
+    ("fizz._hidden", "is not a public Python identifier"),
+])
+def test_dotted_namespaces_keep_off_the_core(sandbox, name, reason):
+    install_plugin(sandbox, "squat", f"""
+@hookimpl
+def mskernel_register_namespaces(namespaces):
+    namespaces.register({name!r}, "mskernel_squat.plugin")
+""")
+    rec = records()["squat"]
+    assert rec.status == "broken" and reason in rec.reason
 
 
 def test_report_lists_everything_the_plugin_registered(sandbox):
@@ -369,8 +416,22 @@ def mskernel_register_ops(registry):
 
 
 def test_missing_namespace_names_the_distribution_to_install(sandbox):
-    with pytest.raises(MissingPluginError, match=r"pip install mskernel-quantumfoam"):
+    with pytest.raises(MissingPluginError, match=r"no installed plugin provides mskernel.Model; "
+                                                 r"install it with `pip install mskernel-nn`"):
+        mskernel.Model
+    with pytest.raises(MissingPluginError, match=r"mskernel.common.initializer; install it with "
+                                                 r"`pip install mskernel-nn`"):
+        mskernel.common.initializer
+    with pytest.raises(MissingPluginError, match=r"pip install mskernel-onnx"):
+        mskernel.export
+
+
+def test_a_name_no_distribution_provides_names_none(sandbox):
+    with pytest.raises(MissingPluginError) as caught:
         mskernel.quantumfoam
+    assert "no installed plugin provides mskernel.quantumfoam, and no mskernel distribution " \
+           "is known to" in str(caught.value)
+    assert "pip install" not in str(caught.value)
     assert not hasattr(mskernel, "quantumfoam")
 
 

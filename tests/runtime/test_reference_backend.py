@@ -7,10 +7,9 @@ import pytest
 from mskernel.ir.types import TensorType
 from mskernel.runtime import CompileOptions, DeviceArray, RefCell, compile_graph
 from mskernel.runtime.interpreter import run_graph
-from mskernel.testing import assert_close, sample_graph
-from mskernel.testing.samples import all_samples
+from mskernel.testing import all_samples, assert_close, sample_graph
 
-SAMPLES = list(all_samples(seed=1))
+SAMPLES = list(all_samples(seed=1, owner="mskernel"))
 
 
 def fresh(args):

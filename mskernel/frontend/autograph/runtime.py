@@ -23,11 +23,14 @@ from ..tensor import Tensor, TracedValueError
 from .conversion import converted_callee
 from .errors import IF_EXP, Loc, at, unsupported
 from .lowering import DO_RETURN
-from .staging import BranchResult, Loop, stage_if, stage_loop
+from .staging import (
+    BranchEnded, BranchResult, Loop, RuntimeCheck, stage_check, stage_if, stage_loop,
+    stage_raise,
+)
 from .values import UNDEFINED_RETURN, StateVars, Undefined
 
-__all__ = ["UNDEFINED_RETURN", "Undefined", "and_", "call", "for_stmt", "if_exp", "if_stmt",
-           "not_", "or_", "retval", "while_stmt"]
+__all__ = ["UNDEFINED_RETURN", "Undefined", "and_", "assert_", "call", "contains", "for_stmt",
+           "if_exp", "if_stmt", "not_", "or_", "raise_", "retval", "while_stmt"]
 
 Getter = Callable[[], tuple[Any, ...]]
 Setter = Callable[[tuple[Any, ...]], None]
@@ -68,7 +71,11 @@ def _staged_if(test: Tensor, body: Callable[[], None], orelse: Callable[[], None
     def branch(fn: Callable[[], None]) -> Callable[[], BranchResult]:
         def run() -> BranchResult:
             state.assign(init)
-            fn()
+            try:
+                fn()
+            except BranchEnded:  # a staged raise: the variables of this branch are never read
+                now = state.values()
+                return [now[i] for i in positions], True
             now = state.values()
             return [now[i] for i in positions], returned is not None and now[returned] is True
         return run
@@ -193,7 +200,50 @@ class StagedRange:
             "function (the loop becomes a While node)")
 
 
+def raise_(exc: Any, loc: Loc, in_try: bool) -> None:
+    """``raise exc``.  In the branch of a tensor-dependent ``if`` or the body of a
+    tensor-dependent loop it is staged, as MindSpore's graph mode stages it: the program
+    raises the error (a copy, noting the line) only when that code runs.  Elsewhere — and in
+    a ``try`` block, whose handlers must see it — it is raised now."""
+    error = exc() if isinstance(exc, type) else exc
+    if not isinstance(error, BaseException):
+        raise TypeError(f"{at(loc)}: exceptions must derive from BaseException, got "
+                        f"{type(error).__name__}")
+    if in_try:
+        raise error
+    stage_raise(error, loc)
+
+
+def assert_(test: Any, message: Callable[[], Any], loc: Loc, in_try: bool) -> None:
+    """``assert test, message()``; a traced ``test`` is checked each time the program runs,
+    raising ``AssertionError`` when it is false."""
+    if not _traced(test):
+        if not test:
+            text = message()
+            raise AssertionError() if text is None else AssertionError(text)
+        return
+    failed = F.logical_not(predicate(test, "`assert`"))
+    text = message()
+    error = AssertionError() if text is None else AssertionError(text)
+    if in_try or not stage_check(failed, RuntimeCheck(error, at(loc))):
+        bool(test)  # no runtime checks here: the error a traced truth value gives
+
+
 # -- expressions ------------------------------------------------------------------------------
+
+
+def contains(item: Any, container: Any) -> Any:
+    """``item in container``; with a traced operand, a bool tensor: whether some element of
+    a tensor ``container``, or some element of a list or tuple, equals ``item``."""
+    if isinstance(container, Tensor) and (container.is_traced or _traced(item)):
+        return F.any(F.equal(container, item))
+    if _traced(item) and isinstance(container, (list, tuple)):
+        found: Any = F.asarray(False)
+        for element in container:
+            found = F.logical_or(found, predicate(F.equal(item, element), "`in`"))
+        return found
+    return item in container
+
 
 
 def if_exp(test: Any, body: Callable[[], Any], orelse: Callable[[], Any], loc: Loc) -> Any:

@@ -20,16 +20,19 @@ For ``if c: A else: B`` assigning ``x`` and ``y`` the converter emits::
                  ('x', 'y'), <names live after the if>, (file, line), <inside try?>)
 
 Loops are converted alike (the test becomes a function, a ``for`` body takes the item).
-Expressions are converted too: ``and``/``or``/``not`` and ``a if c else b`` call runtime helpers
-(a traced operand cannot be a Python truth value), and every call goes through ``ag__.call``
-so that user functions called from converted code are converted in turn.  Generated nodes
-carry the location of the statement they replace.
+``raise`` and ``assert`` call ``ag__.raise_`` / ``ag__.assert_``, which stage them as runtime
+checks where the code runs only when a traced condition holds or the asserted value is
+traced.  Expressions are converted too: ``and``/``or``/``not``, ``x in c`` and ``a if c else
+b`` call runtime helpers (a traced operand cannot be a Python truth value), and every call
+goes through ``ag__.call`` so that user functions called from converted code are converted in
+turn.  Generated nodes carry the location of the statement they replace.
 """
 
 from __future__ import annotations
 
 import ast
 import itertools
+import sys
 import typing
 from typing import Optional, Sequence
 
@@ -135,6 +138,14 @@ class _Scope:
                 item.context_expr = self.expr(item.context_expr)
             s.body = self.block(s.body, in_try)
             return [s]
+        if isinstance(s, ast.Raise) and s.exc is not None and s.cause is None:
+            return [located(ast.Expr(value=call(runtime("raise_"), self.expr(s.exc),
+                                                const(self.converter.loc(s)), const(in_try))), s)]
+        if isinstance(s, ast.Assert) and not sys.flags.optimize:  # python -O drops asserts
+            message = self.expr(s.msg) if s.msg is not None else located(const(None), s)
+            return [located(ast.Expr(value=call(runtime("assert_"), self.expr(s.test),
+                                                _thunk(message), const(self.converter.loc(s)),
+                                                const(in_try))), s)]
         return [typing.cast(ast.stmt, self.expressions.visit(s))]
 
     def expr(self, node: ast.expr) -> ast.expr:
@@ -252,6 +263,14 @@ class _Expressions(ast.NodeTransformer):
         if not isinstance(node.op, ast.Not):
             return node
         return located(call(runtime("not_"), node.operand), node)
+
+    def visit_Compare(self, node: ast.Compare) -> ast.AST:
+        self.generic_visit(node)
+        if len(node.ops) != 1 or not isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            return node
+        found = located(call(runtime("contains"), node.left, node.comparators[0]), node)
+        return found if isinstance(node.ops[0], ast.In) else located(
+            call(runtime("not_"), found), node)
 
     def visit_IfExp(self, node: ast.IfExp) -> ast.AST:
         self.generic_visit(node)

@@ -19,7 +19,8 @@ Conventions every function follows:
 The functions live in modules of one theme each: :mod:`._core` (``asarray``, ``astype``,
 ``apply`` and the plumbing every op uses), :mod:`.creation`, :mod:`.elementwise`,
 :mod:`.reduction` (reductions and scans), :mod:`.sorting`, :mod:`.linalg`, :mod:`.nn`
-(softmax, normalisation, convolution, pooling), :mod:`.shape` and :mod:`.indexing`.
+(softmax, normalisation, convolution, pooling), :mod:`.losses`, :mod:`.shape` and
+:mod:`.indexing`.
 Functional control flow (``cond``, ``while_loop`` …) is :mod:`mskernel.frontend.control`.
 
 Every public function of this package is imported here and listed in ``__all__``, which is
@@ -47,6 +48,7 @@ from .indexing import (
     embedding, gather, gather_nd, nonzero, one_hot, scatter, scatter_nd, take, take_along_axis,
 )
 from .linalg import dot, einsum, matmul, outer
+from .losses import binary_cross_entropy_with_logits
 from .nn import (
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
     adaptive_max_pool2d, adaptive_max_pool3d, avg_pool1d, avg_pool2d, avg_pool3d, batch_norm,
@@ -71,7 +73,7 @@ __all__ = [
     "add", "all", "amax", "amin", "any", "apply", "arange", "arccos", "arccosh", "arcsin",
     "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin", "argsort", "asarray", "asin",
     "asinh", "astype", "atan", "atan2", "atanh", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "batch_norm", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_arrays",
+    "batch_norm", "binary_cross_entropy_with_logits", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_arrays",
     "broadcast_to", "cast", "ceil", "clip", "concat", "concatenate", "conj", "conv1d", "conv2d",
     "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cos", "cosh", "cummax",
     "cummin", "cumprod", "cumsum", "div", "divide", "dot", "einsum", "embedding", "equal", "erf",

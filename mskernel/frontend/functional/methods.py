@@ -111,6 +111,11 @@ class TensorMethods:
         """``x.reshape(2, 3)`` or ``x.reshape((2, 3))``; one dimension may be -1."""
         return S.reshape(self, _shape_args(shape))
 
+    def view(self, *shape: Any) -> Tensor:
+        """MindSpore's ``x.view(2, 3)``: :meth:`reshape` (tensors are immutable, so a view
+        and a reshaped copy cannot be told apart)."""
+        return S.reshape(self, _shape_args(shape))
+
     def transpose(self, *axes: Any) -> Tensor:
         """``x.transpose()`` reverses the axes; ``x.transpose(1, 0, 2)`` or
         ``x.transpose((1, 0, 2))`` permutes them."""

@@ -123,3 +123,23 @@ print([s.backend for s in compiled.plan.segments], compiled(np.zeros(2, np.float
     assert status == ("unavailable | backend 'cpu': this CPU lacks avx2, fma, which the kernels "
                       "were compiled for")
     assert plan == "['reference'] [1. 1.]"
+
+
+def test_share_wraps_only_arrays_already_in_device_storage():
+    host().load_external()
+    cpu = host().backends.get("cpu")
+    f32 = tensor_type("f32", (4,))
+    aligned = load().aligned_empty(np.float32, (4,))
+    aligned[:] = [1, 2, 3, 4]
+    shared = cpu.share(aligned, f32)
+    assert shared is not None and shared.data is aligned
+    b = GraphBuilder("g")
+    x = b.input(f32)
+    (doubled,) = compile_graph(b.build([b.op("add", x, x)]), backends=["cpu"]).run([shared])
+    np.testing.assert_array_equal(doubled.to_host(), [2, 4, 6, 8])
+    raw = load().aligned_empty(np.uint8, (80,))
+    off_by_four = raw[4:20].view(np.float32)  # contiguous, but 4 bytes past a 64-byte line
+    strided = load().aligned_empty(np.float32, (8,))[::2]
+    assert cpu.share(off_by_four, f32) is None and cpu.share(strided, f32) is None
+    assert cpu.share(aligned, tensor_type("f64", (4,))) is None  # not its storage dtype
+    assert cpu.share(aligned, tensor_type("bf16", (4,))) is None  # stored as 2-byte patterns

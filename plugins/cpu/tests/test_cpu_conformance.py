@@ -9,18 +9,13 @@ import numpy as np
 import pytest
 
 from mskernel.hooks.host import host
-from mskernel.testing.samples import sample_functions
 from mskernel_sdk import (
-    DeviceArray, RefCell, TOKEN_VALUE, TensorType, TokenType, assert_close, run_reference,
-    sample_graph,
+    SAMPLES_RULE, DeviceArray, RefCell, TOKEN_VALUE, TensorType, TokenType, assert_close,
+    rule_registry, run_reference, sample_graph, samples_for,
 )
 
 from mskernel_cpu.fusion import FUSED_OP
-from mskernel_cpu.samples import SAMPLES as PRIVATE_SAMPLES
 from mskernel_cpu.storage import device_dtype
-
-#: op → sample function: the core op table and the backend's fused GEMM ops
-SAMPLE_TABLE = {**sample_functions(), **PRIVATE_SAMPLES}
 
 
 def claimed_ops() -> list[str]:
@@ -30,16 +25,12 @@ def claimed_ops() -> list[str]:
     return sorted(op for op in host().backends.get("cpu").capabilities().ops if op != FUSED_OP)
 
 
-def samples_for(op: str) -> list:
-    return list(SAMPLE_TABLE[op](np.random.default_rng(0)))
-
-
 def to_host(value):
     return value.to_host() if isinstance(value, DeviceArray) else value
 
 
 def test_every_claimed_op_has_samples():
-    assert set(claimed_ops()) <= set(SAMPLE_TABLE)
+    assert set(claimed_ops()) <= rule_registry().ops_with(SAMPLES_RULE)
 
 
 @pytest.mark.parametrize("op", claimed_ops())

@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mskernel.testing.samples.control import region
+from mskernel.testing import region
 from mskernel_sdk import GraphBuilder, run_reference, tensor_type
 
 from mskernel_cpu.memory import ALIGNMENT, BufferRequest, aligned, plan_memory

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from mskernel.ir.types import TOKEN
-from mskernel.testing.samples.control import region
+from mskernel.testing import region
 from mskernel_sdk import (
     CompileOptions, DeviceArray, GraphBuilder, MskernelError, RefCell, RefType, TOKEN_VALUE,
     run_reference, tensor_type,

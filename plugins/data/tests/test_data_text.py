@@ -212,6 +212,17 @@ def test_a_tokenizer_takes_one_string_per_row():
     assert pairs.get_col_names() == ["token", "start", "end"]
 
 
+def test_python_tokenizer_splits_with_the_user_s_function():
+    source = GeneratorDataset(["Welcome to Beijing", "a  b"], "text", shuffle=False)
+    tokens = source.map(text.PythonTokenizer(str.split))
+    rows = [r[0].tolist() for r in tokens.create_tuple_iterator(output_numpy=True)]
+    assert rows == [["Welcome", "to", "Beijing"], ["a", "b"]]
+    with pytest.raises(DatasetError, match="must return a list of strings"):
+        list(source.map(text.PythonTokenizer(len)))
+    with pytest.raises(TypeError, match="takes a function"):
+        text.PythonTokenizer("split")
+
+
 def test_text_transform_modules_import_as_packages():
     import mskernel.dataset as ds  # noqa: PLC0415 - the imports are the test
     import mskernel.dataset.transforms as transforms  # noqa: PLC0415

@@ -16,7 +16,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - errors: :class:`MskernelError` (the base of every mskernel error; a plugin's own errors
   derive from it), :class:`InferError`, :class:`OpError`, :class:`BackendError`,
   :class:`PluginError`, :class:`FileFormatError`;
-- ops and the rules attached to them: :class:`OpDef`, :class:`Attr`, :func:`op_registry`,
+- ops and the rules attached to them: :class:`OpDef`, :class:`Attr`, :class:`Emitter` (what
+  an op's decomposition into other ops emits nodes through), :func:`op_registry`,
   :func:`rule_registry`, :func:`core_ops` (the core op set by trait), :data:`SAMPLES_RULE`;
   the building blocks of shape/dtype rules: :func:`require_tensor`, :func:`require_kind`,
   :func:`same_dtype`, :func:`normalize_axes`, :func:`reduced_shape`, :func:`widened`; the
@@ -41,7 +42,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - tensors and transforms (autodiff, batching, layers): :class:`Tensor`, :class:`Parameter`,
   :func:`apply` (apply an op to tensors, traced or eager), :func:`interpose` with
   :class:`Interposer` (see every op applied in a block) and :data:`ApplyResult`,
-  :func:`active_trace`, :func:`trace_function`, :func:`converted_callee` (what graph-mode
+  :func:`active_trace`, :func:`outside_traces` (run ops eagerly while tracing: a layer's
+  initial weights), :func:`trace_function`, :func:`converted_callee` (what graph-mode
   code calls for a user function), pytrees :func:`tree_flatten`, :func:`tree_unflatten`,
   :class:`TreeDef`;
 - higher-order functions (a transform, a combinator): :func:`user_callables` declares the
@@ -69,7 +71,7 @@ from mskernel.frontend.pytree import TreeDef
 from mskernel.frontend.pytree import flatten as tree_flatten, unflatten as tree_unflatten
 from mskernel.frontend.tensor import Tensor
 from mskernel.frontend.trace import trace_function
-from mskernel.frontend.trace_context import active_trace
+from mskernel.frontend.trace_context import active_trace, outside_traces
 from mskernel.hooks import PluginInfo, hookimpl
 from mskernel.hooks.protocol import PluginHooks
 from mskernel.hooks.registries import CommandRegistry, NamespaceRegistry
@@ -85,6 +87,7 @@ from mskernel.ir.dtypes import as_storage, bfloat16_from_bits, bfloat16_to_bits
 from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, op_registry, rule_registry
 from mskernel.ops.conv import avg_divisors
 from mskernel.ops.linalg import Term as EinsumTerm, parse_equation as parse_einsum
+from mskernel.ops.registry import Emitter
 from mskernel.ops.rules import (
     normalize_axes, reduced_shape, require_kind, same_dtype, tensor as require_tensor, widened,
 )
@@ -113,20 +116,22 @@ __version__ = "0.1.0"
 __all__ = [
     "ApplyResult", "Attr", "Availability", "Backend", "BackendError", "BackendRegistry",
     "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DATA_PARALLEL_RULE",
-    "DType", "DataParallelGroup", "DeviceArray", "EinsumTerm", "Executable", "FUSED_TRAIT",
-    "FileFormatError", "Graph", "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel", "InferError",
-    "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup",
-    "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass",
-    "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult", "Pat", "PatternPass",
-    "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
+    "DType", "DataParallelGroup", "DeviceArray", "EinsumTerm", "Emitter", "Executable",
+    "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel",
+    "InferError", "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError",
+    "OpLookup", "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION",
+    "Parameter", "Pass", "PassContext", "PassManager", "PassRegistry", "PassReport",
+    "PassResult", "Pat", "PatternPass", "Patterns", "PipelineResult", "PluginError",
+    "PluginHooks", "PluginInfo", "RefCell", "RefType",
     "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE",
     "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
     "active_trace", "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
     "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
     "data_parallel_group", "dtype", "hookimpl", "interpose", "make_node", "map_regions",
-    "normalize_axes", "op_registry", "parse_einsum", "quote_name", "random_array",
-    "read_container", "reduced_shape", "register_plugin", "require_kind", "require_tensor",
-    "rewrite_nodes", "rule_registry", "run_pipeline", "run_reference", "same_dtype",
-    "sample_graph", "samples_for", "tensor_type", "tolerance", "trace_function", "tree_flatten",
-    "tree_unflatten", "user_callables", "verify", "widened", "write_atomically", "write_container",
+    "normalize_axes", "op_registry", "outside_traces", "parse_einsum", "quote_name",
+    "random_array", "read_container", "reduced_shape", "register_plugin", "require_kind",
+    "require_tensor", "rewrite_nodes", "rule_registry", "run_pipeline", "run_reference",
+    "same_dtype", "sample_graph", "samples_for", "tensor_type", "tolerance", "trace_function",
+    "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
+    "write_container",
 ]

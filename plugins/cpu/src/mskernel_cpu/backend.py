@@ -19,6 +19,7 @@ from typing import Optional
 
 import numpy as np
 
+from mskernel import bfloat16
 from mskernel_sdk import (
     Availability, Backend, Capabilities, CompileOptions, DeviceArray, Graph, OpSupport, TensorType,
     dtype as to_dtype,
@@ -26,9 +27,10 @@ from mskernel_sdk import (
 
 from .executable import CpuExecutable
 from .lowering import PLAN_OPS, VIEW_OPS
+from .memory import ALIGNMENT
 from .native import NativeUnavailable, load
 from .passes import optimize
-from .storage import to_device_data, to_host_data
+from .storage import device_dtype, to_device_data, to_host_data
 
 
 class CpuBackend(Backend):
@@ -64,6 +66,14 @@ class CpuBackend(Backend):
 
     def to_host(self, array: DeviceArray) -> np.ndarray:
         return to_host_data(array.data, array.type.dtype)
+
+    def share(self, host: np.ndarray, type: TensorType) -> Optional[DeviceArray]:
+        """``host`` itself when it is already device storage: the dtype's own (not
+        bfloat16), C-contiguous and 64-byte aligned, as the kernels take their operands."""
+        if (type.dtype is bfloat16 or host.dtype != device_dtype(type.dtype)
+                or not host.flags.c_contiguous or host.ctypes.data % ALIGNMENT):
+            return None
+        return DeviceArray(self, type, host)
 
     def compile(self, graph: Graph, options: CompileOptions) -> CpuExecutable:
         result = optimize(graph, options)

@@ -106,7 +106,7 @@ class MappableSource(Dataset):
         n = self._length()
         return rng.permutation(n) if self.shuffle_mode else np.arange(n)
 
-    def _shards(self) -> tuple[Optional[int], Optional[int]]:
+    def _shard_assignment(self) -> tuple[Optional[int], Optional[int]]:
         """``(num_shards, shard_id)``: the given ones, else one shard per data-parallel rank,
         else ``(None, None)``."""
         if self.num_shards is not None or self.sampler is not None or not self._shardable():
@@ -123,7 +123,7 @@ class MappableSource(Dataset):
         n = self._length()
         if self.sampler is not None:
             return self.sampler.count(n)
-        num_shards, _ = self._shards()
+        num_shards, _ = self._shard_assignment()
         if num_shards is not None:
             n = math.ceil(n / num_shards)
         return n if self.num_samples is None else min(n, self.num_samples)
@@ -132,7 +132,7 @@ class MappableSource(Dataset):
         if self.sampler is not None:
             return self.sampler.rows(self._length(), rng)
         order = self._order(rng)
-        num_shards, shard_id = self._shards()
+        num_shards, shard_id = self._shard_assignment()
         if num_shards is not None:
             order = shard_order(order, num_shards, shard_id)
         return order[:self.num_samples]

@@ -1,11 +1,13 @@
 """``mskernel.nn``: MindSpore's ``mindspore.nn`` names — the :class:`Cell` base class, the
 layers (:mod:`mskernel_nn.layers`), the initialisers (:mod:`mskernel_nn.initializer`, with
 its function ``mskernel.nn.initializer(init, shape, dtype)``), the losses, the optimizers and learning-rate schedules, the
-training wrappers (``WithLossCell``, ``TrainOneStepCell``) and the metrics.  ``Model`` and the
-callbacks are in ``mskernel.train``."""
+training wrappers (``WithLossCell``, ``TrainOneStepCell``) and the metrics (also as the module
+``mskernel.nn.metrics``, MindSpore 1.x's path).  ``Model`` and the callbacks are in
+``mskernel.train``."""
 
 from __future__ import annotations
 
+from . import metrics
 from .cell import Cell
 from .initializer import (
     Constant, HeNormal, HeUniform, Initializer, Normal, One, TruncatedNormal, Uniform,
@@ -18,7 +20,7 @@ from .losses import (
     SoftmaxCrossEntropyWithLogits,
 )
 from .metrics import (
-    F1, Accuracy, Fbeta, Loss, Metric, Precision, Recall, Top1CategoricalAccuracy,
+    F1, MAE, MSE, Accuracy, Fbeta, Loss, Metric, Precision, Recall, Top1CategoricalAccuracy,
     Top5CategoricalAccuracy, TopKCategoricalAccuracy,
 )
 from .optim import (
@@ -43,7 +45,7 @@ __all__ = [
     "RMSProp", "SGD", "CosineDecayLR", "ExponentialDecayLR", "LearningRateSchedule",
     "PiecewiseConstantLR", "PolynomialDecayLR", "WarmUpLR",
     # training wrappers and metrics
-    "TrainOneStepCell", "WithEvalCell", "WithLossCell", "Accuracy", "F1", "Fbeta", "Loss",
-    "Metric", "Precision", "Recall", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
-    "TopKCategoricalAccuracy",
+    "TrainOneStepCell", "WithEvalCell", "WithLossCell", "Accuracy", "F1", "Fbeta", "Loss", "MAE",
+    "MSE", "Metric", "Precision", "Recall", "Top1CategoricalAccuracy", "Top5CategoricalAccuracy",
+    "TopKCategoricalAccuracy", "metrics",
 ]

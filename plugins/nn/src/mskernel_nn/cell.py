@@ -29,10 +29,18 @@ so under ``@jit`` it is part of what is traced: the compiled cell keys its cache
 training flags of every cell under it (:meth:`Cell.__jit_state__`), so ``set_train(False)``
 after training compiles the inference graph once instead of reusing the training one.
 
-Graph mode: ``mskernel.jit(cell)`` compiles ``cell.construct``.  A cell called while a trace
-is active runs ``construct`` converted by AutoGraph when it is user code, so Python ``if`` and
-``for`` on tensors inside a user's ``construct`` become graph control flow.  Parameters are
-read and assigned through the trace's state, so a compiled step updates them in place.
+``Cell(auto_prefix=False)`` (MindSpore's) makes a cell transparent for names: the parameters
+of its children are named as if the children stood in its place, as the training wrappers
+(``WithLossCell``, ``TrainOneStepCell``) do, so a checkpoint of the wrapped network loads
+into the bare one.
+
+Graph mode: ``mskernel.jit(cell)`` compiles ``cell.construct``; after
+``mskernel.set_context(mode=mskernel.GRAPH_MODE)`` calling a cell does that itself (one
+compiled cell per instance, as MindSpore's graph mode compiles the network it is called on).
+A cell called while a trace is active runs ``construct`` converted by AutoGraph when it is
+user code, so Python ``if`` and ``for`` on tensors inside a user's ``construct`` become graph
+control flow.  Parameters are read and assigned through the trace's state, so a compiled step
+updates them in place.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Any, Callable, Iterator, Optional, TypeVar
 
+from mskernel import GRAPH_MODE, get_context, jit
 from mskernel_sdk import Parameter, active_trace, converted_callee
 
 __all__ = ["Cell"]
@@ -63,11 +72,13 @@ def _join(prefix: str, name: str) -> str:
 class Cell:
     """The base class of layers and networks; see :mod:`mskernel_nn.cell`."""
 
-    def __init__(self) -> None:
+    def __init__(self, auto_prefix: bool = True) -> None:
         object.__setattr__(self, "_params", OrderedDict())
         object.__setattr__(self, "_cells", OrderedDict())
         object.__setattr__(self, "_path", "")
+        object.__setattr__(self, "_auto_prefix", bool(auto_prefix))
         object.__setattr__(self, "training", False)
+        object.__setattr__(self, "requires_grad", False)
 
     # -- computing --------------------------------------------------------------------------
 
@@ -79,7 +90,17 @@ class Cell:
         construct = self.construct
         if active_trace() is not None:
             construct = converted_callee(construct)
+        elif get_context("mode") == GRAPH_MODE:
+            construct = self._compiled()
         return construct(*inputs, **kwargs)
+
+    def _compiled(self) -> Any:
+        """This cell under ``mskernel.jit``, made once."""
+        compiled = self.__dict__.get("_compiled_cell")
+        if compiled is None:
+            compiled = jit(self)
+            object.__setattr__(self, "_compiled_cell", compiled)
+        return compiled
 
     # -- registration -----------------------------------------------------------------------
 
@@ -153,8 +174,11 @@ class Cell:
         self.__dict__.pop(child_name, None)
         self._params.pop(child_name, None)
         self._cells[child_name] = child_cell
-        child_cell._rename(_join(self._path, child_name), set())
+        child_cell._rename(self._child_path(child_name), set())
         _changed()
+
+    def _child_path(self, child_name: str) -> str:
+        return _join(self._path, child_name) if self._auto_prefix else self._path
 
     def _check_name(self, name: str, no_dot: bool, kind: str) -> None:
         if "_params" not in self.__dict__:
@@ -171,7 +195,7 @@ class Cell:
                 seen.add(id(param))
                 param.name = _join(path, key)
         for key, child in self._cells.items():
-            child._rename(_join(path, key), seen)
+            child._rename(self._child_path(key), seen)
 
     # -- traversal --------------------------------------------------------------------------
 
@@ -224,6 +248,14 @@ class Cell:
         return OrderedDict(self.parameters_and_names(expand=recurse))
 
     # -- modes and bulk operations ----------------------------------------------------------
+
+    def set_grad(self: C, requires_grad: bool = True) -> C:
+        """Record whether gradients of this cell will be taken (MindSpore's flag, which
+        PyNative mode uses to keep the forward pass for a backward one).  Gradients here
+        come from ``mskernel.grad`` / ``value_and_grad`` whether it is set or not, so the
+        flag changes nothing but :attr:`requires_grad`."""
+        object.__setattr__(self, "requires_grad", bool(requires_grad))
+        return self
 
     def set_train(self: C, mode: bool = True) -> C:
         """Put this cell and every cell under it in training (``True``) or inference mode."""

@@ -16,6 +16,9 @@ Random draws come from :mod:`mskernel.random` keys, so they are the same on ever
 - without either, the operating system's entropy seeds the draw (as MindSpore and PyTorch do
   without a seed).
 
+Initial values are computed eagerly even while a function is traced, so a network built
+inside ``@jit`` has concrete weights (MindSpore builds cells at compile time).
+
 Fans follow MindSpore (and PyTorch): for a weight of shape ``[out, in, *kernel]``,
 ``fan_in = in * prod(kernel)`` and ``fan_out = out * prod(kernel)``.
 """
@@ -30,7 +33,7 @@ from typing import Any, Optional, Sequence
 import numpy as np
 
 from mskernel import float32, ops as F, random
-from mskernel_sdk import DType, MskernelError, Parameter, Tensor, dtype as to_dtype
+from mskernel_sdk import DType, MskernelError, Parameter, Tensor, dtype as to_dtype, outside_traces
 
 __all__ = [
     "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One", "TruncatedNormal",
@@ -243,11 +246,12 @@ _BY_NAME: dict[str, type[Initializer]] = {
 def next_key() -> Tensor:
     """A key for a draw made without ``seed`` (an initialiser, a dropout layer's state): the
     next one of the process seed, else one from the operating system's entropy."""
-    try:
-        words = np.asarray(random.rand(2)).view(np.uint32)
-    except MskernelError:  # no mskernel.random.set_seed(...) yet
-        return random.key(secrets.randbits(63))
-    return random.key((int(words[0]) << 31) ^ int(words[1]))
+    with outside_traces():
+        try:
+            words = np.asarray(random.rand(2)).view(np.uint32)
+        except MskernelError:  # no mskernel.random.set_seed(...) yet
+            return random.key(secrets.randbits(63))
+        return random.key((int(words[0]) << 31) ^ int(words[1]))
 
 
 def _resolve(init: Any) -> Initializer:
@@ -268,6 +272,11 @@ def initializer(init: Any, shape: Any = None, dtype: Any = float32,
                 seed: Optional[int] = None) -> Tensor:
     """A tensor of ``shape`` and ``dtype`` initialised by ``init`` (see the module docs);
     ``seed`` makes a random draw reproducible."""
+    with outside_traces():
+        return _initial_value(init, shape, dtype, seed)
+
+
+def _initial_value(init: Any, shape: Any, dtype: Any, seed: Optional[int]) -> Tensor:
     if isinstance(init, (Tensor, np.ndarray)):
         values = F.astype(init, dtype)
         if shape is not None and values.shape != tuple(shape):

@@ -228,17 +228,5 @@ class BCEWithLogitsLoss(LossBase):
         self.pos_weight = None if pos_weight is None else F.asarray(pos_weight)
 
     def construct(self, logits: Any, labels: Any) -> Tensor:
-        x = F.asarray(logits)
-        y = F.astype(labels, x.dtype)
-        # -log(sigmoid(-x)) = softplus(x) and -log(sigmoid(x)) = softplus(-x), each as
-        # max(±x, 0) + log1p(exp(-|x|)) so that no exp overflows
-        log1p_term = F.log1p(F.exp(F.negative(F.abs(x))))
-        neg_log_sigmoid = F.add(F.maximum(F.negative(x), 0.0), log1p_term)
-        positive = neg_log_sigmoid
-        if self.pos_weight is not None:
-            positive = F.multiply(positive, F.astype(self.pos_weight, x.dtype))
-        # (1 - y) * softplus(x) + y * pos_weight * softplus(-x), with softplus(x) = x + softplus(-x)
-        loss = F.add(F.multiply(F.subtract(1.0, y), F.add(x, neg_log_sigmoid)),
-                     F.multiply(y, positive))
-        weights = 1.0 if self.weight is None else F.astype(self.weight, x.dtype)
-        return self.get_loss(loss, weights)
+        return F.binary_cross_entropy_with_logits(logits, labels, self.weight, self.pos_weight,
+                                                  self.reduction)

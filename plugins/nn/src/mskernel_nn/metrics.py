@@ -1,5 +1,6 @@
 """Evaluation metrics (MindSpore's ``mindspore.train`` metrics): ``Accuracy``, ``Precision``,
-``Recall``, ``Fbeta``, ``F1``, ``TopKCategoricalAccuracy`` and ``Loss``.
+``Recall``, ``Fbeta``, ``F1``, ``TopKCategoricalAccuracy``, the regression errors ``MAE`` and
+``MSE``, and ``Loss``.
 
 A metric accumulates over batches on the host: ``clear()`` resets it, ``update(*inputs)`` adds a
 batch, ``eval()`` gives the value.  Inputs may be tensors or NumPy arrays.  Classification
@@ -16,7 +17,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-__all__ = ["Accuracy", "F1", "Fbeta", "Loss", "Metric", "Precision", "Recall",
+__all__ = ["MAE", "MSE", "Accuracy", "F1", "Fbeta", "Loss", "Metric", "Precision", "Recall",
            "Top1CategoricalAccuracy", "Top5CategoricalAccuracy", "TopKCategoricalAccuracy",
            "get_metric_fn", "names"]
 
@@ -275,6 +276,45 @@ class Top5CategoricalAccuracy(TopKCategoricalAccuracy):
         super().__init__(5)
 
 
+class _ErrorSum(Metric):
+    """A regression error as MindSpore defines it: the sum of ``error(y - y_pred)`` over every
+    element, divided by the number of examples (the first axis) — per example, the errors of
+    its outputs add up."""
+
+    def clear(self) -> None:
+        self._error_sum = 0.0
+        self._samples = 0
+
+    @staticmethod
+    def error(diff: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def update(self, *inputs: Any) -> None:
+        y_pred, y = _inputs(self, inputs, 2)
+        if y.size != y_pred.size:
+            raise ValueError(f"{type(self).__name__}: y has shape {list(y.shape)} but y_pred "
+                             f"{list(y_pred.shape)}; they must hold as many values")
+        diff = y.reshape(y_pred.shape).astype(np.float64) - y_pred
+        self._error_sum += float(self.error(diff).sum())
+        self._samples += y_pred.shape[0] if y_pred.ndim else 1
+
+    def eval(self) -> float:
+        self._require(self._samples)
+        return self._error_sum / self._samples
+
+
+class MAE(_ErrorSum):
+    """Mean absolute error (``|y - y_pred|`` summed per example, averaged over examples)."""
+
+    error = staticmethod(np.abs)
+
+
+class MSE(_ErrorSum):
+    """Mean squared error (``(y - y_pred)²`` summed per example, averaged over examples)."""
+
+    error = staticmethod(np.square)
+
+
 class Loss(Metric):
     """The mean of the losses given to ``update`` (each a scalar, or a batch's per-example
     losses counted one by one)."""
@@ -302,7 +342,7 @@ class Loss(Metric):
 _BY_NAME: dict[str, type[Metric]] = {
     "accuracy": Accuracy, "acc": Accuracy, "precision": Precision, "recall": Recall,
     "f1": F1, "top_1_accuracy": Top1CategoricalAccuracy,
-    "top_5_accuracy": Top5CategoricalAccuracy, "loss": Loss,
+    "top_5_accuracy": Top5CategoricalAccuracy, "loss": Loss, "mae": MAE, "mse": MSE,
 }
 
 
@@ -313,7 +353,8 @@ def names() -> list[str]:
 
 def get_metric_fn(name: str, *args: Any, **kwargs: Any) -> Metric:
     """A new metric by name (``"accuracy"``/``"acc"``, ``"precision"``, ``"recall"``,
-    ``"f1"``, ``"top_1_accuracy"``, ``"top_5_accuracy"``, ``"loss"``; case-insensitive),
+    ``"f1"``, ``"top_1_accuracy"``, ``"top_5_accuracy"``, ``"mae"``, ``"mse"``, ``"loss"``;
+    case-insensitive),
     constructed with ``args``/``kwargs``."""
     cls = _BY_NAME.get(name.lower()) if isinstance(name, str) else None
     if cls is None:

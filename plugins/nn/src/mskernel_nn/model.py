@@ -6,8 +6,12 @@
     print(model.eval(test_ds))                  # {"acc": 0.91}
 
 The training network is ``TrainOneStepCell(WithLossCell(network, loss_fn), optimizer)``
-(``network`` alone when it already computes its loss: ``loss_fn=None``); evaluation runs
-``WithEvalCell(network, loss_fn)`` and feeds its ``(loss, outputs, label)`` to the metrics.
+(``network`` alone when it already computes its loss: ``loss_fn=None``).  Without an
+optimizer, ``network`` (with its loss) is the training step itself: ``Model(train_net)``
+trains a cell of your own that computes the loss and updates the parameters, as
+MindSpore's custom training loops do; the step's output is the loss the callbacks see.
+Evaluation runs ``WithEvalCell(network, loss_fn)`` and feeds its ``(loss, outputs, label)``
+to the metrics.
 
 **One switch for graph mode.**  With ``jit=True`` (the default) the whole training step —
 forward, loss, backward, the optimizer's update — is compiled into one graph by
@@ -122,17 +126,16 @@ class Model:
         self._optimizer = optimizer
         self._metrics = _metric_table(metrics)
         self._jit = jit
-        self._train_network: Optional[Cell] = None
-        if optimizer is not None:
-            with_loss = network if loss_fn is None else WithLossCell(network, loss_fn)
-            self._train_network = TrainOneStepCell(with_loss, optimizer, parallel_mode)
+        with_loss = network if loss_fn is None else WithLossCell(network, loss_fn)
+        self._train_network = (with_loss if optimizer is None
+                               else TrainOneStepCell(with_loss, optimizer, parallel_mode))
         self._eval_network = eval_network or WithEvalCell(network, loss_fn)
         self._eval_indexes = None if eval_indexes is None else list(eval_indexes)
         self._steps: dict[str, Any] = {}
 
     @property
-    def train_network(self) -> Optional[Cell]:
-        """The training step cell (``None`` without an optimizer)."""
+    def train_network(self) -> Cell:
+        """The training step cell."""
         return self._train_network
 
     @property
@@ -172,8 +175,6 @@ class Model:
 
     def _fit(self, epoch: int, train_dataset: Any, valid_dataset: Any, valid_frequency: int,
              callbacks: Any, initial_epoch: int) -> None:
-        if self._train_network is None:
-            raise ValueError("Model.train needs an optimizer: Model(network, loss_fn, optimizer)")
         if not isinstance(epoch, int) or not 0 <= initial_epoch <= epoch:
             raise ValueError(f"Model.train: need 0 <= initial_epoch <= epoch, got epoch={epoch!r}"
                              f", initial_epoch={initial_epoch!r}")

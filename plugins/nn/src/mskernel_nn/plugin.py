@@ -1,8 +1,9 @@
 """The module named by the ``mskernel.plugins`` entry point ``nn``: registers the user
 namespaces ``mskernel.nn`` (:mod:`mskernel_nn.api`), ``mskernel.train``
-(:mod:`mskernel_nn.train_api`) and the checkpoint functions ``mskernel.save_checkpoint``,
-``mskernel.load_checkpoint`` and ``mskernel.load_param_into_net``.  Importing it loads no
-layer code."""
+(:mod:`mskernel_nn.train_api`), the initialisers as ``mskernel.common.initializer``, and the
+top-level names MindSpore scripts use — the checkpoint functions
+(``mskernel.save_checkpoint`` …), ``mskernel.Model`` and the callbacks.  Importing it loads
+no layer code."""
 
 from __future__ import annotations
 
@@ -10,16 +11,22 @@ from mskernel_sdk import PluginInfo, hookimpl
 
 from . import __version__
 
-#: ``mskernel.<name>`` → ``mskernel_nn.checkpoint:<name>``.
-CHECKPOINT_NAMES = ("save_checkpoint", "load_checkpoint", "load_param_into_net")
+#: ``mskernel.<name>`` → the module of this plugin that defines it.
+TOP_LEVEL_NAMES = {
+    **dict.fromkeys(("save_checkpoint", "load_checkpoint", "load_param_into_net"),
+                    "mskernel_nn.checkpoint"),
+    "Model": "mskernel_nn.model",
+    **dict.fromkeys(("Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
+                     "CheckpointConfig"), "mskernel_nn.callbacks"),
+}
 
 
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(
         name="nn", version=__version__, kind="library",
-        provides=["namespace:nn", "namespace:train",
-                  *(f"namespace:{name}" for name in CHECKPOINT_NAMES)],
+        provides=["namespace:nn", "namespace:train", "namespace:common.initializer",
+                  *(f"namespace:{name}" for name in TOP_LEVEL_NAMES)],
         description="layers, initialisers, losses, optimizers, Model and checkpoints")
 
 
@@ -27,5 +34,6 @@ def mskernel_plugin_info() -> PluginInfo:
 def mskernel_register_namespaces(namespaces) -> None:
     namespaces.register("nn", "mskernel_nn.api")
     namespaces.register("train", "mskernel_nn.train_api")
-    for name in CHECKPOINT_NAMES:
-        namespaces.register(name, f"mskernel_nn.checkpoint:{name}")
+    namespaces.register("common.initializer", "mskernel_nn.initializer")
+    for name, module in TOP_LEVEL_NAMES.items():
+        namespaces.register(name, f"{module}:{name}")

@@ -8,10 +8,10 @@ optimizer's update: one training step) — the pieces of a custom training loop:
     for x, y in dataset:
         loss = step(x, y)
 
-The wrappers are transparent for names: the parameters under them keep the names they have
-in the wrapped network (``"fc.weight"``, not ``"network._backbone.fc.weight"``), as
-MindSpore's wrappers do (``auto_prefix=False``), so a checkpoint of the training network
-loads into the bare network and back.
+The wrappers are transparent for names (``Cell(auto_prefix=False)``): the parameters under
+them keep the names they have in the wrapped network (``"fc.weight"``, not
+``"network._backbone.fc.weight"``), as MindSpore's wrappers do, so a checkpoint of the
+training network loads into the bare network and back.
 """
 
 from __future__ import annotations
@@ -27,29 +27,16 @@ from .optim.optimizer import Optimizer
 __all__ = ["TrainOneStepCell", "WithEvalCell", "WithLossCell"]
 
 
-class _Transparent(Cell):
-    """A cell whose children's parameters are named as if the children stood in its place."""
-
-    def insert_child_to_cell(self, child_name: str, child_cell: Cell) -> None:
-        super().insert_child_to_cell(child_name, child_cell)
-        child_cell._rename(self._path, set())
-
-    def _rename(self, path: str, seen: set[int]) -> None:
-        object.__setattr__(self, "_path", path)
-        for child in self._cells.values():
-            child._rename(path, seen)
-
-
 def _check_cell(value: Any, what: str, who: str) -> None:
     if not isinstance(value, Cell):
         raise TypeError(f"{who}: {what} must be a Cell, got {type(value).__name__}")
 
 
-class WithLossCell(_Transparent):
+class WithLossCell(Cell):
     """``loss_fn(backbone(data), label)``."""
 
     def __init__(self, backbone: Cell, loss_fn: Cell) -> None:
-        super().__init__()
+        super().__init__(auto_prefix=False)
         _check_cell(backbone, "backbone", "WithLossCell")
         self._backbone = backbone
         self._loss_fn = loss_fn
@@ -62,12 +49,12 @@ class WithLossCell(_Transparent):
         return self._backbone
 
 
-class WithEvalCell(_Transparent):
+class WithEvalCell(Cell):
     """``(loss, outputs, label)`` with ``outputs = network(data)`` — what metrics need
     (the loss is ``None`` without a ``loss_fn``)."""
 
     def __init__(self, network: Cell, loss_fn: Any = None) -> None:
-        super().__init__()
+        super().__init__(auto_prefix=False)
         _check_cell(network, "network", "WithEvalCell")
         self._network = network
         self._loss_fn = loss_fn
@@ -78,7 +65,7 @@ class WithEvalCell(_Transparent):
         return loss, outputs, label
 
 
-class TrainOneStepCell(_Transparent):
+class TrainOneStepCell(Cell):
     """One training step: the loss of ``network(*inputs)`` (a network with its loss, such as
     :class:`WithLossCell`, returning a scalar), its gradients with respect to the optimizer's
     parameters, and the optimizer's update.  Returns the loss (computed before the update).
@@ -92,7 +79,7 @@ class TrainOneStepCell(_Transparent):
 
     def __init__(self, network: Cell, optimizer: Optimizer,
                  parallel_mode: Optional[str] = None) -> None:
-        super().__init__()
+        super().__init__(auto_prefix=False)
         _check_cell(network, "network", "TrainOneStepCell")
         if not isinstance(optimizer, Optimizer):
             raise TypeError(f"TrainOneStepCell: optimizer must be an nn Optimizer, got "

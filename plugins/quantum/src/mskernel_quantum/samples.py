@@ -1,4 +1,4 @@
-"""Samples of the quantum ops in the form of the core's op sample table (what
+"""Samples of the quantum ops in the form of the core's op samples (what
 :func:`mskernel_sdk.samples_for` draws): op name → function of a seeded generator yielding
 :class:`~mskernel_sdk.OpSample`.  They drive this plugin's op-table tests and can drive a
 backend's conformance run."""

@@ -4,9 +4,9 @@ It checks a backend, in four stages, against the ops' reference semantics:
 
 - ``interface`` — transfers keep values, shapes and storage dtypes, and every claimed op
   is defined;
-- ``op`` — every op the backend claims, on the op's samples (core op table or the samples its
-  plugin attached) re-drawn with the run's seed, and on random broadcast shapes for
-  elementwise ops;
+- ``op`` — every op the backend claims, and every composite it runs as its decomposition, on
+  the op's samples (those its owner attached under ``SAMPLES_RULE``, the core's included)
+  re-drawn with the run's seed, and on random broadcast shapes for elementwise ops;
 - ``grad`` — gradients of every claimed op with a ``"vjp"`` rule, through the installed
   autodiff plugin (its ``mskernel.vjp``, or the builder a pytest plugin gives through
   ``pytest_mskernel_vjp_builder``), against finite differences (not run when no autodiff

@@ -21,7 +21,7 @@ from .expectations import Expectations, ExpectationsError, load_expectations
 from .gradients import VJPBuilder, check_gradient, gradient_ops, not_run_reason
 from .graphs import MODEL_GRAPHS, check_model_graph
 from .interface import check_capabilities, check_transfers
-from .op_checks import check_op
+from .op_checks import check_op, composites_run_decomposed
 from .report import UNRUN, KitReport, Result, build_report, write_report
 from .subject import KitUsageError, Subject, resolve
 
@@ -120,7 +120,8 @@ class KitSession:
         subject, seed = self.subject, self.seed
         checks = [Check("interface", "capabilities", lambda: check_capabilities(subject)),
                   Check("interface", "transfers", lambda: check_transfers(subject, seed))]
-        ops = sorted(op for op in subject.capabilities.ops if op in plugin_host().ops)
+        ops = sorted({op for op in subject.capabilities.ops if op in plugin_host().ops}
+                     | set(composites_run_decomposed(subject, seed)))
         checks += [Check("op", op, partial(check_op, subject, op, seed)) for op in ops]
         checks += self._gradient_checks()
         checks += [Check("graph", name, partial(check_model_graph, subject, name, seed))

@@ -12,12 +12,13 @@ String columns are NumPy string arrays: a tokenizer takes one string per row and
 """
 
 from .tokenizers import (
-    BasicTokenizer, CaseFold, NormalizeUTF8, Tokenizer, UnicodeCharTokenizer, WhitespaceTokenizer,
+    BasicTokenizer, CaseFold, NormalizeUTF8, PythonTokenizer, Tokenizer, UnicodeCharTokenizer,
+    WhitespaceTokenizer,
 )
 from .unicode import NormalizeForm
 from .vocab import Lookup, Vocab
 
 __all__ = [
-    "BasicTokenizer", "CaseFold", "Lookup", "NormalizeForm", "NormalizeUTF8", "Tokenizer",
-    "UnicodeCharTokenizer", "Vocab", "WhitespaceTokenizer",
+    "BasicTokenizer", "CaseFold", "Lookup", "NormalizeForm", "NormalizeUTF8", "PythonTokenizer",
+    "Tokenizer", "UnicodeCharTokenizer", "Vocab", "WhitespaceTokenizer",
 ]

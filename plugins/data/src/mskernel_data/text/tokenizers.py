@@ -9,7 +9,7 @@ offsets where each token starts and ends (uint32) — so its ``map`` names three
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -40,19 +40,41 @@ class Tokenizer(Transform):
         raise NotImplementedError
 
     def apply(self, columns: tuple, rng: np.random.Generator) -> tuple:
-        if len(columns) != 1:
-            raise ValueError(f"{type(self).__name__} takes one column, got {len(columns)}")
-        strings = as_strings(columns[0], type(self).__name__)
-        if strings.ndim != 0:
-            raise ValueError(f"{type(self).__name__} takes one string per row (a scalar "
-                             f"string column), got an array of shape {strings.shape}")
-        text = self.prepare(str(strings))
+        text = self.prepare(_one_string(columns, type(self).__name__))
         spans = list(self.spans(text)) or [(0, 0)]
         tokens = np.array([text[a:b] for a, b in spans], dtype=str)
         if not self.with_offsets:
             return (tokens,)
         bytes_at = byte_offsets(text)
         return (tokens, bytes_at[[a for a, _ in spans]], bytes_at[[b for _, b in spans]])
+
+
+def _one_string(columns: tuple, who: str) -> str:
+    """The string of a row's one scalar string column."""
+    if len(columns) != 1:
+        raise ValueError(f"{who} takes one column, got {len(columns)}")
+    strings = as_strings(columns[0], who)
+    if strings.ndim != 0:
+        raise ValueError(f"{who} takes one string per row (a scalar string column), got an "
+                         f"array of shape {strings.shape}")
+    return str(strings)
+
+
+class PythonTokenizer(Transform):
+    """A tokenizer of your own: ``tokenizer(text)`` gives the list of tokens of one string."""
+
+    def __init__(self, tokenizer: Callable[[str], Sequence[str]]) -> None:
+        if not callable(tokenizer):
+            raise TypeError(f"PythonTokenizer takes a function from a string to its tokens, "
+                            f"got {type(tokenizer).__name__}")
+        self.tokenizer = tokenizer
+
+    def apply(self, columns: tuple, rng: np.random.Generator) -> tuple:
+        tokens = self.tokenizer(_one_string(columns, "PythonTokenizer"))
+        if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+            raise TypeError(f"PythonTokenizer: the tokenizer must return a list of strings, "
+                            f"got {tokens!r}")
+        return (np.array(list(tokens), dtype=str),)
 
 
 class WhitespaceTokenizer(Tokenizer):
