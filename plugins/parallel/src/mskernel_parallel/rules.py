@@ -25,8 +25,8 @@ convention; seed such a loss's cotangent with ``1 / n`` to differentiate it once
 ``send`` and ``recv`` carry values only: a rank's tape cannot see the other end of a message,
 so a program that differentiates across ranks exchanges the cotangents itself — the receiver
 computes the cotangent of what it received and sends it back, the sender seeds its VJP with
-it (a pipeline stage's backward step; ``tests/programs/pipeline_grad.py`` checks it against one
-process).  ``reduce_scatter`` with max, min or prod has no rule.
+it (a pipeline stage's backward step; ``check_pipeline`` of ``tests/programs/collectives.py``
+checks it against one process).  ``reduce_scatter`` with max, min or prod has no rule.
 """
 
 from __future__ import annotations

@@ -139,6 +139,37 @@ def check_derivatives() -> None:
         np.testing.assert_allclose(jt.numpy(), numeric, rtol=1e-6, atol=1e-6, err_msg=name)
 
 
+def check_pipeline() -> None:
+    """Two pipeline stages, on ranks 0 and 1 (both on rank 0 alone): the activation goes
+    forward by send/recv, its cotangent comes back the same way, and each stage's gradient
+    equals the serial program's."""
+    first, last = 0, min(1, N - 1)
+    rng = np.random.default_rng(11)
+    x, w0, w1 = (mskernel.Tensor(rng.normal(size=s)) for s in ((4, 3), (3, 5), (5, 2)))
+
+    def stage0(w):  # type: ignore[no-untyped-def]
+        return mskernel.ops.tanh(x @ w)
+
+    def stage1(h, w):  # type: ignore[no-untyped-def]
+        return ((h @ w) ** 2).sum()
+
+    _, serial = mskernel.vjp(lambda a, b: stage1(stage0(a), b), w0, w1)
+    want0, want1 = (g.numpy() for g in serial(mskernel.Tensor(np.float64(1.0))))
+    if RANK == first:
+        h, pullback0 = mskernel.vjp(stage0, w0)
+        comm.send(h, last, tag=21)
+    if RANK == last:
+        received = comm.recv(np.zeros((4, 5)), first, tag=21)
+        _, pullback1 = mskernel.vjp(stage1, received, w1)
+        dh, g1 = pullback1(mskernel.Tensor(np.float64(1.0)))
+        comm.send(dh, first, tag=22)
+        close(g1.numpy(), want1, "pipeline: the last stage's gradient")
+    if RANK == first:
+        (g0,) = pullback0(comm.recv(np.zeros((4, 5)), last, tag=22))
+        close(g0.numpy(), want0, "pipeline: the first stage's gradient")
+    comm.barrier()
+
+
 def check_groups() -> None:
     evens = list(range(0, N, 2))
     comm.create_group("evens", evens)
@@ -193,6 +224,7 @@ def check_mismatches() -> None:
 check_values()
 check_jit()
 check_derivatives()
+check_pipeline()
 check_groups()
 if N > 1:
     check_mismatches()
