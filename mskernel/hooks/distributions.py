@@ -20,6 +20,7 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
         "CheckpointConfig", "common.initializer"),
     "mskernel-data": ("dataset", "mindrecord"),
     "mskernel-onnx": ("export", "load"),
+    "mskernel-parallel": ("communication", "parallel"),
     "mskernel-quantum": ("quantum",),
 }
 
