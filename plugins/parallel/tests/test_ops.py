@@ -82,6 +82,22 @@ def test_send_and_recv_in_a_group_of_one(rng):
         comm.send(x, 1)
 
 
+def test_statistics_count_the_operands(rng):
+    from mskernel import communication as comm
+
+    before = comm.statistics()
+    x = rng.normal(size=(5, 3)).astype(np.float32)
+    comm.all_reduce(x)
+    comm.all_gather(x.astype(np.float64))
+    comm.barrier()
+    comm.send(x, 0, tag=13)
+    comm.recv(x, 0, tag=13)
+    after = comm.statistics()
+    assert after["collectives"] - before["collectives"] == 3
+    assert after["payload_bytes"] - before["payload_bytes"] == 60 + 120 + 60
+    assert after["check_bytes"] == before["check_bytes"] == 0  # one rank agrees with itself
+
+
 def _graph(op, x_type, **attrs):
     b = GraphBuilder("g")
     x, token = b.input(tensor_type(*x_type)), b.input(ops.TOKEN)

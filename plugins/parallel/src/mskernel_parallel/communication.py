@@ -98,13 +98,15 @@ def get_group_rank_from_world_rank(world_rank_id: int, group: str) -> int:
     return ranks.index(world_rank_id)
 
 
-def statistics(group: Optional[str] = None) -> dict[str, int]:
-    """What this rank has communicated on ``group`` so far: ``collectives`` (calls, sends
-    included), ``payload_bytes`` (the operands it handed to them) and ``check_bytes`` (the
-    agreement checks before each, :mod:`mskernel_parallel.group`)."""
+def statistics(group: Optional[str] = None) -> dict[str, float]:
+    """What this rank has communicated on ``group`` so far: ``collectives`` (calls; sends and
+    receives are not counted), ``payload_bytes`` (the operands it handed to collectives and
+    sends), ``check_bytes`` (the agreement checks before each collective,
+    :mod:`mskernel_parallel.group`) and ``seconds`` (spent in MPI, waiting for the other ranks
+    included)."""
     g = get_group(group)
     return {"collectives": g.collectives, "payload_bytes": g.payload_bytes,
-            "check_bytes": g.check_bytes}
+            "check_bytes": g.check_bytes, "seconds": g.seconds}
 
 
 def _world_only(group: Optional[str], what: str) -> None:

@@ -69,6 +69,8 @@ class ProcessGroup:
         #: agreement checks, so far
         self.payload_bytes = 0
         self.check_bytes = 0
+        #: seconds spent in MPI operations so far, waiting for the other ranks included
+        self.seconds = 0.0
         self._mailbox: dict[int, deque[np.ndarray]] = defaultdict(deque)
 
     def __repr__(self) -> str:
@@ -232,11 +234,14 @@ class ProcessGroup:
 
     def _call(self, what: str, start: Callable[[], Any]) -> None:
         """Start a nonblocking MPI operation and wait for it (see :func:`wait`)."""
+        began = time.perf_counter()
         try:
             wait(start())
         except mpi().Exception as exc:
             raise failure_error(self.comm, f"{what} on group '{self.name}' (rank {self.rank})",
                                 exc) from None
+        finally:
+            self.seconds += time.perf_counter() - began
 
 
 def wait(request: Any) -> None:

@@ -70,6 +70,12 @@ def check_values() -> None:
     close(comm.recv(inputs(RANK), (RANK - 1) % N, tag=3).numpy(), inputs((RANK - 1) % N),
           "send/recv ring")
     comm.barrier()
+    before = comm.statistics()
+    comm.all_reduce(np.ones(4, np.float32))
+    after = comm.statistics()
+    assert after["payload_bytes"] - before["payload_bytes"] == 16, (before, after)
+    assert after["check_bytes"] - before["check_bytes"] == (16 if N > 1 else 0), (before, after)
+    assert after["seconds"] >= before["seconds"]
 
 
 def graph(x):  # type: ignore[no-untyped-def]
