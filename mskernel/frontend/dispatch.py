@@ -11,7 +11,7 @@ transferred — the same rules the partitioner applies to graphs.
 
 An effectful op (``OpDef.effectful``: a collective, an I/O op) whose ``!token`` is its last
 input and last output is applied to its tensors alone: under a trace the token is the trace's
-(:meth:`~mskernel.frontend.trace.Trace.effect`), so effects are recorded in program order; in
+(:meth:`~mskernel.frontend.trace.Trace.record`), so effects are recorded in program order; in
 eager mode each call runs at once, in order.  The result is its tensor outputs (the token
 left out); interposers see the op without its token too.
 """
@@ -82,7 +82,11 @@ def interposing() -> bool:
 
 def apply(op: str, *args: Tensor, regions: Sequence[Graph] = (), **attrs: Any) -> Result:
     """Apply ``op`` to tensors: record it when a trace is active, else run it now.  Returns a
-    tensor, or a tuple of tensors for a multi-output op."""
+    tensor, or a tuple of tensors for a multi-output op.
+
+    An effectful op (``OpDef.effectful``) is applied without its ``!token``: the trace
+    threads its state token through it (:meth:`~.trace.Trace.record`), so effects keep the
+    order in which they were applied; eagerly it runs at once, as every op does."""
     stack = _interposers.get()
     if stack:
         return _through(stack, len(stack) - 1, op, args, attrs, tuple(regions))
@@ -106,10 +110,7 @@ def _apply_base(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
     trace = active_trace()
     if trace is not None:
         values = [trace.value_of(a) for a in args]
-        if not regions and host().ops.get(op).effectful:
-            effect = trace.effect(op, values, attrs, loc=user_location())
-            return _effect_result(tuple(Tensor._traced(v, trace) for v in effect))
-        out = trace.builder.op(op, *values, regions=regions, loc=user_location(), **attrs)
+        out = trace.record(op, values, attrs, regions, user_location())
         if isinstance(out, tuple):
             return tuple(Tensor._traced(v, trace) for v in out)
         return Tensor._traced(out, trace)
@@ -117,12 +118,6 @@ def _apply_base(op: str, args: Sequence[Tensor], attrs: dict[str, Any],
         if a._trace is not None:
             raise _escaped(op, a)
     return _run_eager(op, args, attrs, regions)
-
-
-def _effect_result(outputs: tuple[Tensor, ...]) -> Result:
-    """What applying an effectful op returns: its one tensor output, or the tuple of them
-    (empty for an op that returns only its token)."""
-    return outputs[0] if len(outputs) == 1 else outputs
 
 
 def cached_binary(op: str, a: Tensor, b: Tensor) -> Optional[Tensor]:

@@ -21,16 +21,16 @@ from __future__ import annotations
 import copy
 from contextvars import Token
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
 from ..errors import MskernelError
 from ..hooks.host import host
 from ..ir.builder import GraphBuilder
-from ..ir.graph import Graph, Value
+from ..ir.graph import Graph, SourceLoc, Value
 from ..ir.source import return_site
-from ..ir.types import TOKEN, RefType, TensorType, TokenType
+from ..ir.types import TOKEN, RefType, TensorType
 from ..runtime.state import TOKEN_VALUE, RefCell
 from .parameter import Parameter
 from .pytree import TreeDef, flatten, unflatten
@@ -66,12 +66,23 @@ class RuntimeCheck:
 
 
 class Trace:
-    def __init__(self, name: str, parent: Optional["Trace"] = None,
-                 checks: bool = False) -> None:
+    """The graph being recorded.  ``parent`` is the enclosing trace, whose tensors are
+    captured as inputs.  ``checks``: the trace accepts runtime checks (see the module docs).
+    With ``capture_concrete`` concrete tensors and parameters become inputs too, instead of
+    constants and ref loads: the graph is then closed over nothing, for a transform that
+    replays it on the tensors themselves (``vmap``), so that the transforms recording those
+    tensors (an autodiff tape) see them used."""
+
+    def __init__(self, name: str, parent: Optional["Trace"] = None, checks: bool = False, *,
+                 capture_concrete: bool = False) -> None:
         self.builder = GraphBuilder(name, host().ops)
         self.parent = parent
         #: the runtime checks staged in this trace, if it accepts them: (flag, check)
         self.checks: Optional[list[tuple[Tensor, RuntimeCheck]]] = [] if checks else None
+        self.capture_concrete = capture_concrete
+        #: whether the graph is a sub-graph of another computation (a region): it captures
+        #: parameters and cannot order effects of its own
+        self.closed = parent is not None or capture_concrete
         #: outer tensors captured by this trace, in capture order, and their inner values
         self.captured: list[Tensor] = []
         self._capture_values: dict[int, Value] = {}
@@ -103,9 +114,9 @@ class Trace:
             return tensor._value  # type: ignore[return-value]
         if isinstance(tensor, Parameter):
             return self._load(tensor)
-        if owner is None:
+        if owner is None and not self.capture_concrete:
             return self._constant(tensor)
-        if not self._encloses(owner):
+        if owner is not None and not self._encloses(owner):
             raise EscapedTracerError(
                 f"a traced {tensor.type} tensor from @{owner.builder.name} is used in "
                 f"@{self.builder.name}, outside the trace that created it; return it from the "
@@ -117,13 +128,34 @@ class Trace:
             self.captured.append(tensor)
         return self._capture_values[key]
 
+    # -- ops: recorded, effectful ones ordered by the state token ----------------------------
+
+    def record(self, op: str, values: Sequence[Value], attrs: dict[str, Any],
+               regions: Sequence[Graph] = (), loc: Optional[SourceLoc] = None
+               ) -> Union[Value, tuple[Value, ...]]:
+        """Append a node of ``op``; return its output, or the tuple of its outputs.  An
+        effectful op takes the trace's state token as its last input and returns the next
+        one as its last output, which is not returned: effects happen in the order they are
+        recorded (see :mod:`mskernel.ops.state`)."""
+        if not self.builder.registry.get(op).effectful:
+            return self.builder.op(op, *values, regions=regions, loc=loc, **attrs)
+        if self.closed:
+            raise MskernelError(
+                f"op '{op}'{f' at {loc}' if loc else ''} has side effects, which a branch, "
+                "loop body or vmapped function cannot have: apply it before or after")
+        out = self.builder.op(op, *values, self._token_value(), regions=regions, loc=loc,
+                              **attrs)
+        outs = out if isinstance(out, tuple) else (out,)
+        self._current_token = outs[-1]
+        return outs[0] if len(outs) == 2 else outs[:-1]
+
     # -- parameters: ref inputs read and written in token order ------------------------------
 
     def _load(self, param: "Parameter") -> Value:
         key = id(param)
         if key in self._loaded:
             return self._loaded[key]
-        if self.parent is not None:
+        if self.closed:
             # A region captures the parameter itself: the owning node then takes it as an
             # operand, so the enclosing trace loads it and transforms (autodiff tapes, which
             # track parameters by identity) see it flow into the region.
@@ -132,36 +164,22 @@ class Trace:
                 self.captured.append(param)
             self._loaded[key] = self._capture_values[key]
             return self._loaded[key]
-        loaded, self._current_token = self.builder.op("ref_load", self._ref(param), self._token_value())
+        loaded = self.record("ref_load", [self._ref(param)], {})
+        assert isinstance(loaded, Value)
         self._loaded[key] = loaded
         return loaded
 
     def assign(self, param: "Parameter", value: Tensor) -> None:
         """Record ``param``'s new value (``ref_store``)."""
-        if self.parent is not None:
+        if self.closed:
             raise MskernelError(
-                f"assigning parameter {param.name or param.type} inside a branch or loop body "
-                "is not supported; compute the new value in the branch and assign it after"
+                f"assigning parameter {param.name or param.type} inside a branch, loop body or "
+                "vmapped function is not supported; compute the new value there and assign it "
+                "after"
             )
         new = self.value_of(value)
-        self._current_token = self.builder.op("ref_store", self._ref(param), new, self._token_value())
+        self.record("ref_store", [self._ref(param), new], {})
         self._loaded[id(param)] = new
-
-    def effect(self, op: str, values: Sequence[Value], attrs: dict[str, Any],
-               loc: Any = None) -> tuple[Value, ...]:
-        """Record an effectful op ordered after every effect so far: ``values`` are its
-        operands but the ``!token``, which the trace appends; returns the op's outputs but
-        the ``!token`` it returns, which becomes the trace's current token."""
-        if self.parent is not None:
-            raise MskernelError(
-                f"op '{op}' has side effects, which a branch or loop body cannot order; "
-                "call it before or after the control-flow op")
-        node, _ = self.builder.make_node(op, [*values, self._token_value()], attrs, loc=loc)
-        if not node.outputs or not isinstance(node.outputs[-1].type, TokenType):
-            raise MskernelError(f"effectful op '{op}' must return its !token last")
-        self.builder.append(node)
-        *results, self._current_token = node.outputs
-        return tuple(results)
 
     def _ref(self, param: "Parameter") -> Value:
         key = id(param)
@@ -199,11 +217,14 @@ class Trace:
 
 
 def trace_function(fn: Callable[..., Any], types: Sequence[TensorType], name: str,
-                   parent: Optional[Trace] = None) -> tuple[Graph, TreeDef, list[Tensor]]:
+                   parent: Optional[Trace] = None, *, capture_concrete: bool = False
+                   ) -> tuple[Graph, TreeDef, list[Tensor]]:
     """Trace ``fn`` on symbolic inputs of ``types``; return the graph (its inputs: the
     declared ones, then one per captured outer tensor), the structure of ``fn``'s result, and
-    the captured tensors (to be passed as the extra operands)."""
-    trace = Trace(name, parent if parent is not None else active_trace())
+    the captured tensors (to be passed as the extra operands).  ``capture_concrete``: see
+    :class:`Trace`."""
+    trace = Trace(name, parent if parent is not None else active_trace(),
+                  capture_concrete=capture_concrete)
     with trace:
         inputs = [trace.input(t) for t in types]
         result = fn(*inputs)

@@ -12,8 +12,9 @@ from typing import Optional
 #: distribution → the namespaces it registers (dotted ones are sub-modules)
 KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-autodiff": (
-        "autodiff", "grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
-        "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation"),
+        "autodiff", "grad", "value_and_grad", "get_grad", "vjp", "jvp", "jacrev", "jacfwd",
+        "hessian", "vmap", "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation",
+        "ops.stop_gradient", "ops.depend", "ops.GradOperation"),
     "mskernel-nn": (
         "nn", "train", "save_checkpoint", "load_checkpoint", "load_param_into_net", "Model",
         "Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",

@@ -90,8 +90,9 @@ def mskernel_register_rules(rules: "RuleRegistry") -> None:
     """Attach rules to ops by name with ``rules.register(kind, op_name, rule)``.
 
     ``kind`` is an open string agreed between the plugin that reads the rule and those that
-    provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"``, a parallel plugin reads
-    ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
+    provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"`` (derivatives) and
+    ``"batch"`` (``vmap``'s batching rules, with ``"not_batchable"`` for an op that cannot
+    have one), a parallel plugin reads ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
     core ops' derivatives) and to its own ops for a transform it does not implement.
 
     The core reads the kind ``"host_kernel"`` (``mskernel.runtime.HOST_KERNEL_RULE``): a
@@ -154,8 +155,8 @@ def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
     "mskernel_autodiff.api:grad")`` makes ``mskernel.grad`` that function).  Targets are strings
     so nothing is imported before the user asks for it.  A dotted name adds a member to
     another plugin's namespace (``"nn.probability"``) or to a core namespace open to plugins
-    (``"common.initializer"``; the core's own members come first); ``import
-    mskernel.common.initializer`` works like the attribute.  A name no installed plugin
+    (``"common.initializer"``, ``"ops.stop_gradient"``; the core's own members come first);
+    ``import mskernel.common.initializer`` works like the attribute.  A name no installed plugin
     provides is an error naming the distribution to install when the project has one.
     """
 

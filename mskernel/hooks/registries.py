@@ -16,9 +16,9 @@ from ..errors import PluginError
 #: Sub-commands of ``mskernel`` that the core itself defines (in :mod:`mskernel.cli`).
 CORE_COMMANDS = frozenset({"plugins", "explain"})
 
-#: Core namespaces a plugin may add members to (``mskernel.common.initializer``); the core's
-#: own members come first.
-EXTENSIBLE_NAMESPACES = frozenset({"common"})
+#: Core namespaces a plugin may add members to (``mskernel.common.initializer``,
+#: ``mskernel.ops.depend``); the core's own members come first.
+EXTENSIBLE_NAMESPACES = frozenset({"common", "ops"})
 
 
 @dataclass
@@ -28,7 +28,8 @@ class NamespaceRegistry:
     A name is a public Python identifier that the core does not use itself (``mskernel.ir``
     and ``mskernel.__version__`` cannot be taken over by a plugin), or a dotted path of them
     naming a member of another plugin's namespace (``"nn.probability"``), or one member of a
-    core namespace open to plugins (:data:`EXTENSIBLE_NAMESPACES`: ``"common.initializer"``).
+    core namespace open to plugins (:data:`EXTENSIBLE_NAMESPACES`: ``"common.initializer"``,
+    ``"ops.depend"``).
     """
 
     modules: dict[str, tuple[str, str]] = field(default_factory=dict)  # name → (module, owner)

@@ -13,6 +13,7 @@ registries the plugin host fills, :func:`op_registry` and :func:`rule_registry`.
 
 from __future__ import annotations
 
+from .._importer import namespace_member
 from ..defaults import op_registry, rule_registry
 from .registry import Attr, OpDef, OpRegistry, RuleRegistry
 
@@ -25,7 +26,11 @@ _FUNCTIONAL = ("mskernel.frontend.functional", "mskernel.frontend.control")
 def __getattr__(name: str):
     """``mskernel.ops.exp(x)`` and the other functional ops (and ``cond``, ``while_loop``,
     ``fori_loop``, ``scan``, ``switch``) come from the frontend, loaded on first access and
-    then kept here, so ``ops.exp`` in a layer's hot path is a plain attribute lookup."""
+    then kept here, so ``ops.exp`` in a layer's hot path is a plain attribute lookup.  Then
+    come the members plugins add under the namespace name ``"ops.<name>"``
+    (``ops.stop_gradient`` from mskernel-autodiff), looked up in the plugin host each time;
+    a name nobody provides is a :class:`~mskernel.errors.MissingPluginError` (an
+    ``AttributeError``)."""
     from importlib import import_module
 
     for module in _FUNCTIONAL:
@@ -33,4 +38,4 @@ def __getattr__(name: str):
         if name in getattr(mod, "__all__", ()):
             value = globals()[name] = getattr(mod, name)
             return value
-    raise AttributeError(f"module 'mskernel.ops' has no attribute {name!r}")
+    return namespace_member(__name__, name, {})

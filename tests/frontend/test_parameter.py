@@ -58,5 +58,5 @@ def test_regions_read_parameters_but_cannot_assign_them():
     def writes(p):
         return cond(F.less(p, 0.0), lambda: w.assign_value(F.add(w, 1.0)), lambda: w)
 
-    with pytest.raises(MskernelError, match="assigning parameter w inside a branch or loop body"):
+    with pytest.raises(MskernelError, match="assigning parameter w inside a branch, loop body or vmapped function"):
         trace_program(writes, [tensor_type("f32", ())], "writes")

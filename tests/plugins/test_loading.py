@@ -190,6 +190,7 @@ def test_dotted_namespaces_add_modules_to_namespaces_and_open_core_packages(sand
 @pytest.mark.parametrize("name, reason", [
     ("ir.extra", "the core takes plugin members only as 'common.<member>'"),
     ("common.two.levels", "the core takes plugin members only as 'common.<member>'"),
+    ("ops.two.levels", "the core takes plugin members only as 'common.<member>', 'ops.<member>'"),
     ("common.dtype", "namespace name 'common.dtype' is taken by the core"),
     ("fizz._hidden", "is not a public Python identifier"),
 ])
@@ -470,6 +471,22 @@ def mskernel_register_namespaces(namespaces):
     assert rec.status == "broken"
     assert "namespace name 'ir' is taken by the core (mskernel.ir)" in rec.reason
     assert mskernel.ir.GraphBuilder is GraphBuilder
+
+
+def test_a_plugin_adds_members_to_mskernel_ops_after_the_cores(sandbox):
+    sandbox.install("mskernel-opsx", {"opsx": "mskernel_opsx.plugin"}, modules={
+        "mskernel_opsx.plugin": plugin_source("""
+@hookimpl
+def mskernel_register_namespaces(namespaces):
+    namespaces.register("ops.triple", "mskernel_opsx.api:triple")
+    namespaces.register("ops.exp", "mskernel_opsx.api:triple")
+"""),
+        "mskernel_opsx.api": "def triple(x):\n    return 3 * x\n",
+    })
+    assert mskernel.ops.triple(2) == 6
+    assert mskernel.ops.exp.__module__ == "mskernel.frontend.functional.elementwise"
+    with pytest.raises(AttributeError, match=r"no installed plugin provides mskernel.ops.quadruple"):
+        mskernel.ops.quadruple  # noqa: B018
 
 
 def test_cli_hook_that_raises_marks_broken_and_withdraws_its_commands(sandbox):

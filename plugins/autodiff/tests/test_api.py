@@ -1,6 +1,9 @@
 """The public API: gradients against PyTorch in both modes, every option of grad and
-value_and_grad (argnums, has_aux, weights, sens_param), vjp/jvp, Jacobians and Hessians,
-stop_gradient, GradOperation, the namespaces, and the error messages."""
+value_and_grad (MindSpore's grad_position, weights, has_aux, return_ids and sens_param, JAX's
+argnums), vjp/jvp, Jacobians and Hessians, stop_gradient, GradOperation, the namespaces, and
+the error messages."""
+
+import warnings
 
 import numpy as np
 import pytest
@@ -10,7 +13,8 @@ import mskernel
 import mskernel.hooks.host as host_module
 from mskernel import jit, ops
 from mskernel.hooks import plugin_host
-from mskernel_sdk import Parameter, assert_close
+from mskernel.passes.dce import eliminate_dead_code
+from mskernel_sdk import Parameter, assert_close, op_registry
 from mskernel_autodiff import api
 from mskernel_autodiff.api import GradientError
 
@@ -43,7 +47,7 @@ def torch_grads(fn, *arrays):
 
 
 def test_namespaces_expose_the_api():
-    for name in ("grad", "value_and_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
+    for name in ("grad", "value_and_grad", "get_grad", "vjp", "jvp", "jacrev", "jacfwd", "hessian",
                  "stop_gradient", "custom_vjp", "custom_jvp", "GradOperation"):
         assert getattr(mskernel, name) is getattr(api, name), name
     assert mskernel.autodiff is api
@@ -119,7 +123,7 @@ def test_has_aux(mode):
         return ops.sum(y * y), y
 
     x = tensor([0.3, 1.1])
-    g, aux = mode(mskernel.grad(loss, has_aux=True))(x)
+    g, (aux,) = mode(mskernel.grad(loss, has_aux=True))(x)
     (value, aux2), g2 = mode(mskernel.value_and_grad(loss, has_aux=True))(x)
     expected = 2 * np.sin(x.numpy()) * np.cos(x.numpy())
     for got in (g, g2):
@@ -127,6 +131,91 @@ def test_has_aux(mode):
     for a in (aux, aux2):
         assert_close(a.numpy(), np.sin(x.numpy()), F64)
     assert_close(value.numpy(), np.sum(np.sin(x.numpy()) ** 2), F64)
+
+
+# -- MindSpore's contract ---------------------------------------------------------------------
+
+
+def test_grad_position_and_weights_positionally_as_mindspore_documents(mode):
+    """mindspore.grad's examples: inputs by position, has_aux positionally, and the tutorial's
+    ``value_and_grad(forward_fn, None, optimizer.parameters, has_aux=True)``."""
+    x, y, z = tensor([1.0, 2.0]), tensor([-2.0, 3.0]), tensor([0.0, 3.0])
+    gy, gz = mode(mskernel.grad(lambda x, y, z: x * y * z, grad_position=(1, 2)))(x, y, z)
+    assert_close(gy.numpy(), [0.0, 6.0], F64)  # a vector output: the gradient of its sum
+    assert_close(gz.numpy(), [-2.0, 6.0], F64)
+
+    def fn(x, y, z):
+        return x * ops.exp(y) * ops.pow(z, 2), z
+
+    x, y, z = tensor([3.0, 3.0]), tensor([0.0, 0.0]), tensor([5.0, 5.0])
+    (gy, gz), aux = mode(mskernel.grad(fn, (1, 2), None, True))(x, y, z)
+    assert isinstance(aux, tuple) and len(aux) == 1
+    assert_close(aux[0].numpy(), [5.0, 5.0], F64)
+    assert_close(gy.numpy(), [75.0, 75.0], F64)
+    assert_close(gz.numpy(), [30.0, 30.0], F64)
+
+    w = Parameter(np.array([0.5, -1.0]), name="w")
+    b = Parameter(np.array(0.25), name="b")
+
+    def forward_fn(data, label):
+        logits = ops.sum(data * w) + b
+        return (logits - label) ** 2, logits
+
+    grad_fn = mskernel.value_and_grad(forward_fn, None, (w, b), has_aux=True)
+    (loss, logits), grads = mode(grad_fn)(tensor([1.0, 2.0]), tensor(1.0))
+    residual = 0.5 - 2.0 + 0.25 - 1.0
+    assert_close(loss.numpy(), residual ** 2, F64)
+    assert_close(logits.numpy(), residual + 1.0, F64)
+    assert isinstance(grads, tuple) and len(grads) == 2
+    assert_close(grads[0].numpy(), 2 * residual * np.array([1.0, 2.0]), F64)
+    assert_close(grads[1].numpy(), 2 * residual, F64)
+
+
+def test_several_outputs_are_differentiated_as_their_sum_without_has_aux(mode):
+    def fn(x):
+        return ops.sin(x), x * x, ops.argmax(x)  # the integer output carries no gradient
+
+    x = tensor([0.2, -0.7])
+    value, g = mode(mskernel.value_and_grad(fn))(x)
+    assert len(value) == 3
+    assert_close(g.numpy(), np.cos(x.numpy()) + 2 * x.numpy(), F64)
+    g_first, aux = mode(mskernel.grad(fn, has_aux=True))(x)
+    assert_close(g_first.numpy(), np.cos(x.numpy()), F64)
+    assert len(aux) == 2
+    assert_close(aux[0].numpy(), x.numpy() ** 2, F64)
+
+
+def test_return_ids_pairs_gradients_with_positions_and_parameter_names(mode):
+    w = Parameter(np.array([2.0, 3.0]), name="w")
+    b = Parameter(np.array([1.0]), name="b")
+
+    def net(x, y):
+        return ops.sum(x * w * y + b)
+
+    x, y = tensor([1.0, -1.0]), tensor([4.0, 5.0])
+    both = mskernel.grad(net, (0, 1), [w, b], return_ids=True)(x, y)
+    (inputs, params) = both
+    assert [i for i, _ in inputs] == [0, 1] and [n for n, _ in params] == ["w", "b"]
+    single = mskernel.grad(net, 1, return_ids=True)(x, y)
+    assert single[0] == 1
+    assert_close(single[1].numpy(), [2.0, -3.0], F64)
+    _, by_id = mskernel.value_and_grad(net, 0, w, return_ids=True)(x, y)
+    assert by_id[1][0] == "w"
+    for ids, identifier, expected in ((both, 0, [8.0, 15.0]), (both, w, [4.0, -5.0]),
+                                      (both, b, [2.0]), (by_id, 0, [8.0, 15.0])):
+        assert_close(mskernel.get_grad(ids, identifier).numpy(), expected, F64)
+    # names are Python strings: a jitted function looks its gradients up and returns them
+    picked = mode(lambda x, y: mskernel.get_grad(
+        mskernel.grad(net, (0, 1), [w, b], return_ids=True)(x, y), w))(x, y)
+    assert_close(picked.numpy(), [4.0, -5.0], F64)
+
+
+def test_argnums_stays_an_alias_of_grad_position(mode):
+    f = lambda x, y: ops.sum(x * y)  # noqa: E731
+    x, y = tensor([1.0, 2.0]), tensor([3.0, 4.0])
+    gx, gy = mode(mskernel.grad(f, argnums=(0, 1)))(x, y)
+    assert_close(gy.numpy(), x.numpy(), F64)
+    assert_close(mode(mskernel.grad(f, argnums=1))(x, y).numpy(), x.numpy(), F64)
 
 
 def test_weights_are_tracked_by_identity(mode):
@@ -142,7 +231,7 @@ def test_weights_are_tracked_by_identity(mode):
     by_name = mode(mskernel.grad(loss, argnums=None, weights={"w": w, "b": b}))(x)
     expected = torch_grads(lambda x, w, b: torch.tanh(x @ w + b).sum(),
                            x.numpy(), w.numpy(), b.numpy())
-    assert isinstance(g_weights, list)
+    assert isinstance(g_weights, tuple)  # MindSpore's layout for a list of weights
     for got in (g_weights[0], g_w, by_name["w"]):
         assert_close(got.numpy(), expected[1], F64)
     for got in (g_weights[1], g_b, by_name["b"]):
@@ -158,7 +247,7 @@ def test_training_step_assigning_parameters(mode, rng):
         return ops.mean((x @ w - y) ** 2)
 
     def step():
-        value, (g,) = mskernel.value_and_grad(loss, argnums=None, weights=[w])()
+        value, (g,) = mskernel.value_and_grad(loss, None, [w])()
         w.assign_value(w - 0.1 * g)
         return value
 
@@ -303,22 +392,95 @@ def test_grad_operation():
     by_list = mskernel.GradOperation(get_by_list=True)(net, [w])(x, y)
     both = mskernel.GradOperation(get_all=True, get_by_list=True)(net, [w])(x, y)
     sens = mskernel.GradOperation(sens_param=True)(net)(x, y, tensor(3.0))
+    by_keyword = mskernel.GradOperation(sens_param=True)(net)(x, y, sens=tensor(3.0))
     assert_close(first.numpy(), [8.0, 15.0], F64)
     assert_close(every[1].numpy(), [2.0, -3.0], F64)
     assert_close(by_list[0].numpy(), [4.0, -5.0], F64)
     assert_close(both[0][0].numpy(), [8.0, 15.0], F64)
     assert_close(both[1][0].numpy(), [4.0, -5.0], F64)
     assert_close(sens.numpy(), [24.0, 45.0], F64)
+    assert_close(by_keyword.numpy(), [24.0, 45.0], F64)
+    assert isinstance(by_list, tuple) and isinstance(every, tuple)
+
+
+def test_mindspore_ops_names():
+    for name in ("stop_gradient", "depend", "GradOperation"):
+        assert getattr(ops, name) is getattr(api, name), name
+
+
+def test_depend_orders_an_expression_that_nothing_reads():
+    w = Parameter(np.array([1.0, 2.0]), name="w")
+
+    @jit
+    def step(x):
+        w.assign_value(w * 2.0)
+        y = ops.depend(x * 3.0, ops.exp(x))
+        ops.depend(y, ops.log(x))  # the result is dropped: the node and log(x) stay
+        return y
+
+    x = tensor([1.0, 4.0])
+    traced = step.lower(x).graph
+    assert eliminate_dead_code(traced, op_registry()) is traced  # nothing there is dead
+    graph = step.lower(x).optimized_graph
+    by_op = {node.op: node for node in graph.nodes}
+    assert [n.op for n in graph.nodes if n.op == "autodiff.depend"] == ["autodiff.depend"] * 2
+    assert "exp" in by_op and "log" in by_op
+    store = by_op["ref_store"]
+    first, second = [n for n in graph.nodes if n.op == "autodiff.depend"]
+    assert first.inputs[-1] is store.outputs[-1]  # after the parameter update
+    assert second.inputs[-1] is first.outputs[-1]
+    assert graph.outputs[-1] is second.outputs[-1]
+    assert_close(step(x).numpy(), [3.0, 12.0], F64)
+    assert_close(w.numpy(), [2.0, 4.0], F64)  # lower() traces without running
+
+
+def test_depend_runs_compiled_on_the_preferred_backend():
+    """A backend that does not claim depend runs its decomposition: no fallback."""
+    @jit
+    def step(x):
+        return ops.depend(x * 3.0, ops.exp(x)) + 1.0
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a fallback to the reference backend warns
+        assert_close(step(tensor([1.0, 4.0])).numpy(), [4.0, 13.0], F64)
+
+
+def test_depend_passes_derivatives_to_its_value_only(mode):
+    x = tensor([0.5, 2.0])
+    g = mode(mskernel.grad(lambda x: ops.sum(ops.depend(x * x, ops.exp(x)))))(x)
+    assert_close(g.numpy(), 2 * x.numpy(), F64)
+    _, tangent = mode(lambda x: mskernel.jvp(lambda x: ops.depend(x * x, ops.sin(x)), (x,),
+                                             (ops.ones_like(x),)))(x)
+    assert_close(tangent.numpy(), 2 * x.numpy(), F64)
+    assert ops.depend(x, ops.exp(x)) is x  # eagerly the expression has already run
+
+
+def test_depend_is_an_effect_a_branch_cannot_have_yet():
+    from mskernel.errors import MskernelError, OpError
+    from mskernel.frontend.dispatch import apply
+
+    @jit
+    def branchy(x):
+        return ops.cond(ops.sum(x) > 0, lambda x: ops.depend(x, ops.exp(x)), lambda x: x, x)
+
+    with pytest.raises(MskernelError, match=r"op 'autodiff.depend' at .*test_api.py:\d+ has side "
+                                            r"effects, which a branch, loop body or "
+                                            r"vmapped function cannot have"):
+        branchy(tensor([1.0]))
+    with pytest.raises(OpError, match=r"op 'autodiff.depend' at .*test_api.py:\d+ has side "
+                                      r"effects ordered by a trace's state token"):
+        apply("autodiff.depend", tensor([1.0]), tensor([2.0]))
 
 
 # -- errors -----------------------------------------------------------------------------------
 
 
-def test_grad_needs_a_real_scalar_output():
-    with pytest.raises(GradientError, match=r"real floating-point scalar.*f64\[2\].*sens_param"):
-        mskernel.grad(lambda x: x * 2.0)(tensor([1.0, 2.0]))
-    with pytest.raises(GradientError, match=r"real floating-point scalar.*i64\[\]"):
+def test_grad_needs_a_real_floating_point_output():
+    with pytest.raises(GradientError, match=r"real floating-point outputs, got i64\[\]"):
         mskernel.grad(lambda x: ops.argmax(x))(tensor([1.0, 2.0]))
+    with pytest.raises(GradientError, match=r"real floating-point outputs, got c64\[2\].*"
+                                            r"sens_param"):
+        mskernel.grad(lambda x: ops.astype(x, mskernel.complex64))(mskernel.Tensor([1.0, 2.0]))
 
 
 def test_grad_refuses_integer_inputs_like_jax():
@@ -336,7 +498,18 @@ def test_grad_refuses_integer_inputs_like_jax():
     (lambda: mskernel.grad(lambda x, y: ops.sum(x), argnums=(0, -2))(tensor(1.0), tensor(2.0)),
      r"argnums \(0, -2\) names an argument twice"),
     (lambda: mskernel.grad(lambda x: ops.sum(x), has_aux=True)(tensor([1.0])),
-     r"has_aux=True the function must return a pair"),
+     r"has_aux=True the function must return more than one output.*got a Tensor"),
+    (lambda: mskernel.grad(lambda x: (ops.sum(x),), has_aux=True)(tensor([1.0])),
+     r"has_aux=True the function must return more than one output.*got 1 output"),
+    (lambda: mskernel.grad(lambda x: ops.sum(x), 1, argnums=0),
+     r"argnums= is another name for grad_position; pass only one"),
+    (lambda: mskernel.grad(lambda x: ops.sum(x), has_aux=1),
+     r"has_aux must be a bool, got int"),
+    (lambda: mskernel.GradOperation(get_all=1),
+     r"GradOperation: get_all must be a bool, got int"),
+    (lambda: mskernel.get_grad(((0, tensor(1.0)),), 2),
+     r"no gradient paired with 2; pass the result of grad or value_and_grad with "
+     r"return_ids=True"),
     (lambda: mskernel.grad(lambda x: x, sens_param=True)(tensor([1.0]), tensor([1.0, 2.0])),
      r"sens leaf 0 has type f64\[2\], but it must have its primal's type f64\[1\]"),
     (lambda: mskernel.jvp(lambda x: x, (tensor([1.0]),), (mskernel.Tensor([1.0], "float32"),)),
@@ -344,7 +517,7 @@ def test_grad_refuses_integer_inputs_like_jax():
     (lambda: mskernel.vjp(lambda x: (x, x), tensor([1.0]))[1](tensor([1.0])),
      r"cotangent has structure \*, but it must match \(\*, \*\)"),
     (lambda: mskernel.grad(lambda x: ops.sum(x), argnums=None)(tensor([1.0])),
-     r"argnums=None needs weights="),
+     r"grad_position=None needs weights="),
 ])
 def test_misuse_gets_a_clear_error(call, message):
     with pytest.raises(GradientError, match=message):

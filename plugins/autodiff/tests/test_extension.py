@@ -1,8 +1,9 @@
-"""A third-party plugin makes its ops differentiable without touching mskernel-autodiff: the
+"""A third-party plugin makes its ops differentiable and batchable without touching
+mskernel-autodiff: the
 throwaway distribution ``mskernel-cubedemo`` (``tests/fixtures``) is installed for real — a
 ``.dist-info`` with an entry point in a folder on ``sys.path`` — and registers ops and rules
-through the core's hooks; grad, jvp, higher orders and compiled graphs then work on them, and
-an op without rules gets an error that says what to register."""
+through the core's hooks; grad, jvp, vmap, higher orders and compiled graphs then work on them,
+and an op without rules gets an error that says what to register."""
 
 import importlib
 import shutil
@@ -17,6 +18,7 @@ from mskernel import get_device, jit, ops, set_device
 from mskernel.hooks import plugin_host
 from mskernel.hooks.host import fresh_host
 from mskernel_sdk import apply, op_registry
+from mskernel_autodiff.batching import MissingBatchRuleError
 from mskernel_autodiff.lookup import MissingRuleError
 from mskernel_autodiff.testing import check_grads
 
@@ -75,8 +77,8 @@ def test_the_plugin_registers_ops_and_rules_through_the_hooks(cubedemo):
     assert record.status == "ok", record.reason
     assert op_registry().get("cubedemo.cube").owner == "mskernel-cubedemo"
     assert cubedemo.rules_registered_by("cubedemo") == [
-        ("jvp", "cubedemo.cube"), ("nondifferentiable", "cubedemo.snap"),
-        ("vjp", "cubedemo.cube")]
+        ("batch", "cubedemo.cube"), ("jvp", "cubedemo.cube"),
+        ("nondifferentiable", "cubedemo.snap"), ("vjp", "cubedemo.cube")]
     source = (FIXTURES / PACKAGE / "plugin.py").read_text()
     assert "mskernel_autodiff" not in source
 
@@ -91,6 +93,18 @@ def test_new_op_is_differentiable_in_both_modes(cubedemo, run):
     np.testing.assert_allclose(second.numpy(), expected, rtol=1e-12)
     _, tangent = run(lambda x: mskernel.jvp(cube, (x,), (ops.ones_like(x),)))(tensor(X))
     np.testing.assert_allclose(tangent.numpy(), 3 * X ** 2, rtol=1e-12)
+
+
+def test_new_op_is_batchable_and_an_op_without_a_batch_rule_says_what_to_register(cubedemo):
+    xs = np.stack([X, 2 * X])
+    per_example = mskernel.vmap(mskernel.grad(lambda x: ops.sum(cube(x))))(tensor(xs))
+    np.testing.assert_allclose(per_example.numpy(), 3 * xs ** 2, rtol=1e-12)
+    with pytest.raises(MissingBatchRuleError) as missing:
+        mskernel.vmap(opaque)(tensor(xs))
+    for part in ("op 'cubedemo.opaque' has no 'batch' rule", "defined by mskernel-cubedemo",
+                 "rules.register('batch', 'cubedemo.opaque', rule)",
+                 "rules.register('not_batchable', 'cubedemo.opaque', 'why')"):
+        assert part in str(missing.value), missing.value
 
 
 def test_check_grads_on_the_new_op(cubedemo):

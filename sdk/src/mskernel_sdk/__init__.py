@@ -48,6 +48,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   :class:`TreeDef`;
 - higher-order functions (a transform, a combinator): :func:`user_callables` declares the
   parameters that take user functions, which then run converted under ``@jit`` too;
+  :func:`do_not_convert` marks a plugin's own function that it hands to ``jit`` (run as it
+  is, never rewritten by graph mode's conversion);
 - files of tensors: :class:`ContainerKind`, :func:`read_container`, :func:`write_container`
   (the core's atomic, pickle-free container, under a plugin's own magic),
   :func:`quote_name` (a name read from such a file, as its error messages quote it);
@@ -63,7 +65,7 @@ from mskernel import PLUGIN_API_VERSION
 from mskernel.errors import (
     BackendError, FileFormatError, InferError, MskernelError, OpError, PluginError,
 )
-from mskernel.frontend.autograph import user_callables
+from mskernel.frontend.autograph import do_not_convert, user_callables
 from mskernel.frontend.autograph.conversion import converted_callee
 from mskernel.frontend.dispatch import Interposer, Result as ApplyResult, apply, interpose
 from mskernel.frontend.parameter import Parameter
@@ -127,11 +129,11 @@ __all__ = [
     "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
     "active_trace", "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
     "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
-    "data_parallel_group", "dtype", "hookimpl", "interpose", "make_node", "map_regions",
-    "normalize_axes", "op_registry", "outside_traces", "parse_einsum", "quote_name",
-    "random_array", "read_container", "reduced_shape", "register_plugin", "require_kind",
-    "require_tensor", "rewrite_nodes", "rule_registry", "run_pipeline", "run_reference",
-    "same_dtype", "sample_graph", "samples_for", "tensor_type", "tolerance", "trace_function",
-    "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
-    "write_container",
+    "data_parallel_group", "do_not_convert", "dtype", "hookimpl", "interpose", "make_node",
+    "map_regions", "normalize_axes", "op_registry", "outside_traces", "parse_einsum",
+    "quote_name", "random_array", "read_container", "reduced_shape", "register_plugin",
+    "require_kind", "require_tensor", "rewrite_nodes", "rule_registry", "run_pipeline",
+    "run_reference", "same_dtype", "sample_graph", "samples_for", "tensor_type", "tolerance",
+    "trace_function", "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened",
+    "write_atomically", "write_container",
 ]

@@ -1,11 +1,11 @@
 """The user API of mskernel-autodiff, exposed as ``mskernel.<name>`` and ``mskernel.autodiff``.
 
-JAX's function transformations with JAX's signatures — ``grad``, ``value_and_grad``, ``vjp``,
-``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``stop_gradient``, ``custom_vjp``,
-``custom_jvp`` — plus MindSpore's conveniences: ``weights=`` (gradients with respect to
-tensors the function uses, such as layer parameters, tracked by identity), a sensitivity
-argument (``sens_param=True``: the caller passes the output's cotangent as the last positional
-argument, so the output need not be a scalar) and ``GradOperation``.
+``grad`` and ``value_and_grad`` follow MindSpore 2.x's contract — ``(fn, grad_position=0,
+weights=None, has_aux=False, return_ids=False)``, positionally or by keyword, with JAX's
+``argnums=`` as an alias of ``grad_position`` — together with ``get_grad`` and
+``GradOperation``.  ``vjp``, ``jvp``, ``jacrev``, ``jacfwd``, ``hessian``, ``stop_gradient``,
+``custom_vjp`` and ``custom_jvp`` keep JAX's signatures.  ``weights=`` takes tensors the
+function *uses*, such as layer parameters, tracked by identity.
 
 Every transformation works eagerly — Python control flow on concrete values just works, only
 the ops that ran are differentiated — and inside ``@jit`` or a control-flow function, where
@@ -27,7 +27,7 @@ function: each transformation declares its function parameters with
 from __future__ import annotations
 
 from contextlib import ExitStack
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, NamedTuple, Sequence, Union
 
 import numpy as np
 from mskernel.ops import asarray
@@ -36,20 +36,23 @@ from mskernel_sdk import (
     user_callables,
 )
 
+from .batching import vmap
 from .custom import custom_jvp, custom_vjp
 from .forward import ForwardMode
 from .lookup import MissingRuleError
-from .ops import STOP_GRADIENT
+from .ops import DEPEND, STOP_GRADIENT
 from .rules._ops import constant, ones_like, reshape, stack, zeros
-from .tape import Gradients, Tape
+from .tape import Tape
 from .transform import active_transforms, alias, differentiable
 
 __all__ = [
-    "GradOperation", "GradientError", "MissingRuleError", "custom_jvp", "custom_vjp", "grad",
-    "hessian", "jacfwd", "jacrev", "jvp", "stop_gradient", "value_and_grad", "vjp",
+    "GradOperation", "GradientError", "MissingRuleError", "custom_jvp", "custom_vjp", "depend",
+    "get_grad", "grad", "hessian", "jacfwd", "jacrev", "jvp", "stop_gradient", "value_and_grad",
+    "vjp", "vmap",
 ]
 
 ArgNums = Union[int, Sequence[int], None]
+_UNSET: Any = object()  # argnums= not given
 
 
 class GradientError(MskernelError, TypeError):
@@ -122,13 +125,21 @@ def _targets(args: Sequence[Any], positions: Sequence[int], who: str,
     return new_args, targets
 
 
-def _split_aux(result: Any, has_aux: bool, who: str) -> tuple[Any, Any]:
+def _split_aux(result: Any, has_aux: bool, who: str, *, aux_tuple: bool) -> tuple[Any, Any]:
+    """``(output, aux)`` of a function's ``result``: with ``has_aux`` the function returns
+    several outputs, the first of which is differentiated.  The others are the aux: always a
+    tuple with ``aux_tuple`` (MindSpore's ``grad``), else the second output alone when there
+    are two (JAX's pair, MindSpore's ``vjp``/``jvp``)."""
     if not has_aux:
         return result, None
-    if not isinstance(result, (tuple, list)) or len(result) != 2:
-        raise GradientError(f"{who}: with has_aux=True the function must return a pair "
-                            f"(output, aux), got a {type(result).__name__}")
-    return result[0], result[1]
+    if not isinstance(result, (tuple, list)) or len(result) < 2:
+        got = (f"{len(result)} output(s)" if isinstance(result, (tuple, list))
+               else f"a {type(result).__name__}")
+        raise GradientError(f"{who}: with has_aux=True the function must return more than one "
+                            f"output (the first is differentiated, the others are returned as "
+                            f"the aux), got {got}")
+    rest = tuple(result[1:])
+    return result[0], rest if aux_tuple or len(rest) > 1 else rest[0]
 
 
 def _output_leaves(out: Any, who: str) -> tuple[list[Tensor], TreeDef]:
@@ -169,33 +180,41 @@ def _weight_leaves(weights: Any, who: str) -> tuple[list[Tensor], TreeDef]:
     return leaves, tree
 
 
-def _scalar_seed(out: Any, who: str) -> list[tuple[Tensor, Tensor]]:
-    if not isinstance(out, Tensor):
-        raise GradientError(f"{who}: the function must return a scalar tensor, got "
-                            f"{type(out).__name__}")
-    if out.shape != () or not out.dtype.is_floating:
+def _seeds(out: Any, who: str) -> list[tuple[Tensor, Tensor]]:
+    """A cotangent of ones for every real floating-point output: the gradient of the sum of
+    all their elements (MindSpore's default sensitivity).  Integer and bool outputs carry no
+    derivative and are skipped."""
+    leaves, _ = _output_leaves(out, who)
+    real = [o for o in leaves if o.dtype.is_floating]
+    complex_ = [o for o in leaves if o.dtype.is_complex]
+    if complex_ or not real:
+        kind = complex_[0].type if complex_ else ", ".join(str(o.type) for o in leaves)
         raise GradientError(
-            f"{who}: the function must return a real floating-point scalar (shape ()), got a "
-            f"{out.type} tensor; use vjp or jacrev for other outputs, or sens_param=True to "
-            "pass the output's cotangent")
-    return [(out, ones_like(out))]
+            f"{who}: the function's outputs are differentiated as the sum of their elements, "
+            f"which needs real floating-point outputs, got {kind}; use vjp for other outputs, "
+            "or sens_param=True to pass the output's cotangent")
+    return [(o, ones_like(o)) for o in real]
 
 
 def _reverse(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any],
-             argnums: ArgNums, has_aux: bool, weights: Any, sens_param: bool,
+             positions: ArgNums, weights: Any, options: _Options,
              who: str) -> tuple[Any, Any, Any]:
-    """Run ``fn`` on a tape and differentiate it: (output, aux, gradients)."""
-    if argnums is None and weights is None:
-        raise GradientError(f"{who}: argnums=None needs weights= (there is nothing to "
+    """Run ``fn`` on a tape and differentiate it: (fn's result, aux, gradients)."""
+    if positions is None and weights is None:
+        raise GradientError(f"{who}: grad_position=None needs weights= (there is nothing to "
                             "differentiate with respect to)")
     sens: Any = None
-    if sens_param:
-        if not args:
+    if options.sens_param:
+        if "sens" in kwargs:
+            kwargs = dict(kwargs)
+            sens = kwargs.pop("sens")
+        elif args:
+            args, sens = args[:-1], args[-1]
+        else:
             raise GradientError(f"{who}: sens_param=True takes the output's cotangent as the "
-                                "last positional argument")
-        args, sens = args[:-1], args[-1]
-    positions = _positions(argnums, len(args), who)
-    new_args, targets = _targets(args, positions, who, integers=False)
+                                "last positional argument or as sens=")
+    indices = _positions(positions, len(args), who)
+    new_args, targets = _targets(args, indices, who, integers=False)
     weight_leaves, weight_tree = _weight_leaves(weights, who)
     tape = Tape()
     with tape.active():
@@ -205,65 +224,142 @@ def _reverse(fn: Callable[..., Any], args: Sequence[Any], kwargs: dict[str, Any]
         for w in weight_leaves:
             tape.watch(w)
         result = fn(*new_args, **kwargs)
-    out, aux = _split_aux(result, has_aux, who)
-    if sens_param:
+    out, aux = _split_aux(result, options.has_aux, who, aux_tuple=True)
+    if options.sens_param:
         leaves, tree = _output_leaves(out, who)
         seeds = list(zip(leaves, _leaves_like(sens, leaves, tree, f"{who}: sens")))
     else:
-        seeds = _scalar_seed(out, who)
+        seeds = _seeds(out, who)
     grads = tape.backward(seeds)
-    return out, aux, _assemble(grads, argnums, targets, weights, weight_leaves, weight_tree)
-
-
-def _assemble(grads: Gradients, argnums: ArgNums, targets: list[_Target], weights: Any,
-              weight_leaves: list[Tensor], weight_tree: TreeDef) -> Any:
     by_arg = [t.rebuild([grads.dense(x) for x in t.leaves]) for t in targets]
-    arg_part = by_arg[0] if isinstance(argnums, int) else tuple(by_arg)
+    by_weight = [grads.dense(w) for w in weight_leaves]
+    if options.return_ids:
+        by_arg = [(i, g) for i, g in zip(indices, by_arg)]
+        by_weight = [(_weight_id(w, k), g) for k, (w, g) in enumerate(zip(weight_leaves,
+                                                                          by_weight))]
+    return result, aux, _assemble(positions, by_arg, weights, weight_tree, by_weight)
+
+
+def _weight_id(w: Tensor, k: int) -> Any:
+    """What ``return_ids`` pairs a weight's gradient with: its name (a Parameter's), else its
+    index among the weights."""
+    name = getattr(w, "name", None)
+    return name if name is not None else k
+
+
+def _assemble(positions: ArgNums, by_arg: list[Any], weights: Any, weight_tree: TreeDef,
+              by_weight: list[Any]) -> Any:
+    """MindSpore's layout: the argument part is one gradient for an int ``grad_position``,
+    else a tuple; the weight part has the structure of ``weights`` (a list, ParameterTuple or
+    tuple of weights gives a tuple); with both, the pair ``(arguments, weights)``."""
+    arg_part = by_arg[0] if isinstance(positions, int) else tuple(by_arg)
     if weights is None:
         return arg_part
-    weight_part = tree_unflatten(weight_tree, [grads.dense(w) for w in weight_leaves])
-    return weight_part if argnums is None else (arg_part, weight_part)
+    weight_part = tree_unflatten(weight_tree, by_weight)
+    if isinstance(weight_part, list):
+        weight_part = tuple(weight_part)
+    return weight_part if positions is None else (arg_part, weight_part)
+
+
+class _Options(NamedTuple):
+    has_aux: bool
+    return_ids: bool
+    sens_param: bool
+
+
+def _options(who: str, has_aux: Any, return_ids: Any, sens_param: Any) -> _Options:
+    for name, value in (("has_aux", has_aux), ("return_ids", return_ids),
+                        ("sens_param", sens_param)):
+        if not isinstance(value, bool):
+            raise GradientError(f"{who}: {name} must be a bool, got {type(value).__name__}")
+    return _Options(has_aux, return_ids, sens_param)
+
+
+def _grad_positions(who: str, grad_position: Any, argnums: Any) -> ArgNums:
+    """``grad_position``, or JAX's spelling ``argnums=`` when that is given instead."""
+    if argnums is _UNSET:
+        return grad_position  # type: ignore[no-any-return]
+    if grad_position != 0:
+        raise GradientError(f"{who}: argnums= is another name for grad_position; pass only one "
+                            "of them")
+    return argnums  # type: ignore[no-any-return]
 
 
 @user_callables("fn")
-def value_and_grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool = False,
-                   weights: Any = None, sens_param: bool = False) -> Callable[..., Any]:
-    """A function returning ``(fn(*args), gradient)`` — ``((out, aux), gradient)`` with
-    ``has_aux``.
+def value_and_grad(fn: Callable[..., Any], grad_position: ArgNums = 0, weights: Any = None,
+                   has_aux: bool = False, return_ids: bool = False, sens_param: bool = False,
+                   *, argnums: ArgNums = _UNSET) -> Callable[..., Any]:
+    """MindSpore's ``value_and_grad``: a function returning ``(fn(*args), gradient)``.
 
-    ``argnums`` (int or tuple of ints) picks the positional arguments to differentiate; the
-    gradient has the structure of that argument, or is a tuple for a tuple of argnums.
-    ``weights`` (a tensor or a tuple/list/dict of tensors ``fn`` uses, e.g. parameters) adds
-    their gradients: the result is ``(argument gradients, weight gradients)``, or just the
-    weight gradients with ``argnums=None`` (MindSpore's ``grad_position=None``).  ``fn`` must
-    return a real floating-point scalar, unless ``sens_param=True``: the caller then passes the
-    output's cotangent (same structure and types as the output) as the last positional
-    argument.  Integer arguments cannot be differentiated (a ``GradientError`` says so).
+    - ``grad_position`` (an int, a tuple of ints, or ``None``; JAX's ``argnums=`` is an alias)
+      picks the positional arguments to differentiate: the gradient has the structure of that
+      argument, or is a tuple for a tuple of positions.
+    - ``weights`` (a tensor such as a Parameter, or a list/tuple/ParameterTuple/dict of
+      tensors ``fn`` uses) adds their gradients — a tuple for a list or tuple of weights: the
+      result is ``(argument gradients, weight gradients)``, or only the weight gradients with
+      ``grad_position=None``.
+    - ``fn`` may return several outputs.  Without ``has_aux`` all are differentiated, as the
+      sum of all their elements (the sensitivity is ``ones_like`` each output).  With
+      ``has_aux=True`` only the first is; the value is still everything ``fn`` returned.
+    - ``return_ids=True`` replaces each gradient by ``(id, gradient)``: the argument's position,
+      or the weight's Parameter name (see :func:`get_grad`).
+    - ``sens_param=True``: the caller passes the outputs' cotangent (same structure and types
+      as the outputs) as the last positional argument or as ``sens=``.
+
+    Integer arguments cannot be differentiated (a ``GradientError`` says so).
     """
+    positions = _grad_positions("value_and_grad", grad_position, argnums)
+    options = _options("value_and_grad", has_aux, return_ids, sens_param)
 
     def value_and_gradient(*args: Any, **kwargs: Any) -> Any:
-        out, aux, grads = _reverse(fn, args, kwargs, argnums, has_aux, weights, sens_param,
-                                   "value_and_grad")
-        return ((out, aux) if has_aux else out), grads
+        result, _, grads = _reverse(fn, args, kwargs, positions, weights, options,
+                                    "value_and_grad")
+        return result, grads
 
     return value_and_gradient
 
 
 @user_callables("fn")
-def grad(fn: Callable[..., Any], argnums: ArgNums = 0, has_aux: bool = False,
-         weights: Any = None, sens_param: bool = False) -> Callable[..., Any]:
-    """A function returning the gradient of ``fn`` (``(gradient, aux)`` with ``has_aux``);
-    the options are those of :func:`value_and_grad`.
+def grad(fn: Callable[..., Any], grad_position: ArgNums = 0, weights: Any = None,
+         has_aux: bool = False, return_ids: bool = False, sens_param: bool = False,
+         *, argnums: ArgNums = _UNSET) -> Callable[..., Any]:
+    """MindSpore's ``grad``: a function returning the gradient of ``fn`` — ``(gradient,
+    aux)`` with ``has_aux``, where ``aux`` is the tuple of ``fn``'s outputs after the first.
+    The options are those of :func:`value_and_grad`.
 
     >>> grad(lambda x: mskernel.ops.sum(x * x))(mskernel.Tensor([1.0, 2.0]))
     Tensor([2., 4.], dtype=float32)
     """
+    positions = _grad_positions("grad", grad_position, argnums)
+    options = _options("grad", has_aux, return_ids, sens_param)
 
     def gradient(*args: Any, **kwargs: Any) -> Any:
-        _, aux, grads = _reverse(fn, args, kwargs, argnums, has_aux, weights, sens_param, "grad")
+        _, aux, grads = _reverse(fn, args, kwargs, positions, weights, options, "grad")
         return (grads, aux) if has_aux else grads
 
     return gradient
+
+
+def get_grad(gradients: Any, identifier: Any) -> Any:
+    """The gradient that ``grad(..., return_ids=True)`` (or the second result of
+    ``value_and_grad``) paired with ``identifier``: an argument's position, or a Parameter
+    (found by its name)."""
+    key = getattr(identifier, "name", None) if isinstance(identifier, Tensor) else identifier
+    if not isinstance(key, (int, str)) or isinstance(key, bool):
+        raise GradientError(f"get_grad: the identifier must be a position or a named Parameter, "
+                            f"got {type(identifier).__name__}")
+    pending = [gradients]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[0], (tuple, Tensor)):
+            if item[0] == key and type(item[0]) is type(key):
+                return item[1]
+        elif isinstance(item, (tuple, list)):
+            pending.extend(reversed(item))
+        elif isinstance(item, dict):
+            pending.extend(reversed(list(item.values())))
+    raise GradientError(f"get_grad: no gradient paired with {key!r}; pass the result of grad "
+                        "or value_and_grad with return_ids=True")
 
 
 @user_callables("fn")
@@ -279,7 +375,7 @@ def vjp(fn: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[A
                 if differentiable(x):
                     tape.watch(x)
         result = fn(*new_args)
-    out, aux = _split_aux(result, has_aux, "vjp")
+    out, aux = _split_aux(result, has_aux, "vjp", aux_tuple=False)
     out_leaves, out_tree = _output_leaves(out, "vjp")
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
@@ -319,7 +415,7 @@ def jvp(fn: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
         values = _leaves_like(tangent, target.leaves, target.tree, f"jvp: tangent {i}")
         seeds += [(x, t) for x, t in zip(target.leaves, values) if differentiable(x)]
     result, forward = _forward(fn, new_args, {}, seeds)
-    out, aux = _split_aux(result, has_aux, "jvp")
+    out, aux = _split_aux(result, has_aux, "jvp", aux_tuple=False)
     out_leaves, out_tree = _output_leaves(out, "jvp")
     tangent_out = tree_unflatten(out_tree, [forward.dense(o) for o in out_leaves])
     return (out, tangent_out, aux) if has_aux else (out, tangent_out)
@@ -366,7 +462,7 @@ def jacrev(fn: Callable[..., Any], argnums: ArgNums = 0,
                 for x in target.leaves:
                     tape.watch(x)
             result = fn(*new_args, **kwargs)
-        out, aux = _split_aux(result, has_aux, "jacrev")
+        out, aux = _split_aux(result, has_aux, "jacrev", aux_tuple=False)
         out_leaves, out_tree = _output_leaves(out, "jacrev")
         blocks = []
         for o in out_leaves:
@@ -394,11 +490,11 @@ def jacfwd(fn: Callable[..., Any], argnums: ArgNums = 0,
         for k, x in enumerate(inputs):
             for e in _basis(x):
                 result, forward = _forward(fn, new_args, kwargs, [(x, e)])
-                out, _ = _split_aux(result, has_aux, "jacfwd")
+                out, _ = _split_aux(result, has_aux, "jacfwd", aux_tuple=False)
                 columns[k].append([forward.dense(o) for o in _output_leaves(out, "jacfwd")[0]])
         if result is None:  # no input element: the outputs still give the blocks' shapes
             result = fn(*new_args, **kwargs)
-        out, aux = _split_aux(result, has_aux, "jacfwd")
+        out, aux = _split_aux(result, has_aux, "jacfwd", aux_tuple=False)
         out_leaves, out_tree = _output_leaves(out, "jacfwd")
         blocks = []
         for j, o in enumerate(out_leaves):
@@ -449,6 +545,30 @@ def _stopped(t: Tensor) -> Tensor:
         return alias(t)
 
 
+def depend(value: Any, expr: Any) -> Any:
+    """MindSpore's ``ops.depend``: ``value``, to be used only after ``expr`` (a tensor or a
+    tuple/list/dict of them) has been computed.
+
+    Under ``@jit`` each tensor of ``value`` passes through an ``autodiff.depend`` node, an
+    effect ordered by the trace's state token (:mod:`mskernel_autodiff.ops`), so ``expr`` is
+    computed even when nothing else reads it, after the effects recorded before (parameter
+    updates) and before those recorded after.  Derivatives flow to ``value`` only.  Eagerly,
+    ``expr`` has already been computed: ``value`` is returned as it is.
+    """
+    exprs = [leaf for leaf in tree_flatten(expr, _is_tensor)[0] if isinstance(leaf, Tensor)]
+    if active_trace() is None or not exprs:
+        return value
+    leaves, tree = tree_flatten(value, _is_tensor)
+    ordered = []
+    for leaf in leaves:
+        if isinstance(leaf, Tensor):
+            for e in exprs:
+                leaf = apply(DEPEND, leaf, e)
+            exprs = [leaf]  # the next tensors of value follow this one
+        ordered.append(leaf)
+    return tree_unflatten(tree, ordered)
+
+
 class GradOperation:
     """MindSpore's ``GradOperation``: ``GradOperation(get_all, get_by_list, sens_param)(fn,
     weights)`` is the gradient function of ``fn``.
@@ -456,11 +576,17 @@ class GradOperation:
     - ``get_all=False``: the gradient of the first input; ``True``: a tuple, one per input;
     - ``get_by_list=True``: the gradients of ``weights`` (also with ``get_all``: a pair
       ``(input gradients, weight gradients)``);
-    - ``sens_param=True``: the last positional argument is the output's cotangent.
+    - ``sens_param=True``: the outputs' cotangent is passed as the last positional argument
+      or as ``sens=``; otherwise the outputs are differentiated as the sum of their elements.
     """
 
     def __init__(self, get_all: bool = False, get_by_list: bool = False,
                  sens_param: bool = False) -> None:
+        for name, value in (("get_all", get_all), ("get_by_list", get_by_list),
+                            ("sens_param", sens_param)):
+            if not isinstance(value, bool):
+                raise GradientError(f"GradOperation: {name} must be a bool, got "
+                                    f"{type(value).__name__}")
         self.get_all = get_all
         self.get_by_list = get_by_list
         self.sens_param = sens_param
@@ -471,12 +597,12 @@ class GradOperation:
             raise GradientError("GradOperation(get_by_list=True) needs the weights: "
                                 "grad_op(fn, weights)")
 
-        def gradient(*args: Any) -> Any:
-            count = len(args) - (1 if self.sens_param else 0)
-            argnums: ArgNums = tuple(range(count)) if self.get_all else 0
+        def gradient(*args: Any, **kwargs: Any) -> Any:
+            count = len(args) - (1 if self.sens_param and "sens" not in kwargs else 0)
+            positions: ArgNums = tuple(range(count)) if self.get_all else 0
             if self.get_by_list and not self.get_all:
-                argnums = None
-            return grad(fn, argnums, weights=weights if self.get_by_list else None,
-                        sens_param=self.sens_param)(*args)
+                positions = None
+            return grad(fn, positions, weights if self.get_by_list else None,
+                        sens_param=self.sens_param)(*args, **kwargs)
 
         return gradient

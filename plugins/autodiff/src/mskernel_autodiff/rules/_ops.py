@@ -264,7 +264,7 @@ def linear_jvp(op: str) -> JvpRule:
 
 
 class RuleTable:
-    """The VJP and JVP rules of one op family, filled by decorators::
+    """The VJP, JVP or batching rules of one op family, filled by decorators::
 
         rules = RuleTable()
 
@@ -275,6 +275,7 @@ class RuleTable:
     def __init__(self) -> None:
         self.vjps: dict[str, VjpRule] = {}
         self.jvps: dict[str, JvpRule] = {}
+        self.batches: dict[str, Callable[..., Any]] = {}
 
     def vjp(self, *ops: str) -> Callable[[VjpRule], VjpRule]:
         return self._register(self.vjps, ops)
@@ -282,10 +283,13 @@ class RuleTable:
     def jvp(self, *ops: str) -> Callable[[JvpRule], JvpRule]:
         return self._register(self.jvps, ops)
 
+    def batch(self, *ops: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        return self._register(self.batches, ops)
+
     @staticmethod
-    def _register(table: dict[str, Callable[..., Grads]],
-                  ops: tuple[str, ...]) -> Callable[[Callable[..., Grads]], Callable[..., Grads]]:
-        def decorate(rule: Callable[..., Grads]) -> Callable[..., Grads]:
+    def _register(table: dict[str, Callable[..., Any]],
+                  ops: tuple[str, ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+        def decorate(rule: Callable[..., Any]) -> Callable[..., Any]:
             for op in ops:
                 if op in table:
                     raise ValueError(f"two rules for op {op!r}")
