@@ -7,7 +7,9 @@ size is a decision, not a drift: :data:`CORE_BUDGET` caps its Python lines, and 
 a one-line change made in the commit that needs the room, with the reason in its message.
 The budget, 20,000 lines, was set when the core held 17.1k, with about 2k more under way:
 decompositions of the composite ops, the generic batch-norm fold and pipeline helpers, the
-kernel-tolerance helpers.  Past that, a new subsystem belongs in a plugin, or the budget rises
+kernel-tolerance helpers; it rose to 20,100 for MindSpore's functional op names and the ops
+composed of core ones (``mskernel.ops``, which every user has, is where they belong).
+Past that, a new subsystem belongs in a plugin, or the budget rises
 by a stated decision.  Plugins and the SDK are reported but not capped — they are the place
 to grow.
 
@@ -25,7 +27,7 @@ from typing import Iterable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The most lines of Python the core package may hold (see the module docstring).
-CORE_BUDGET = 20_000
+CORE_BUDGET = 20_100
 NATIVE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 
 

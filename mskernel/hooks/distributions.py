@@ -21,6 +21,8 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
         "CheckpointConfig", "common.initializer"),
     "mskernel-data": ("dataset", "mindrecord"),
     "mskernel-onnx": ("export", "load"),
+    "mskernel-linalg": tuple(f"ops.{n}" for n in
+                             ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")),
     "mskernel-parallel": ("communication", "parallel"),
     "mskernel-quantum": ("quantum",),
 }

@@ -22,10 +22,18 @@ def _parameters(name: str) -> list[str]:
     return list(inspect.signature(fn).parameters) if fn is not None else []
 
 
+def _takes(name: str, **keywords) -> bool:
+    try:
+        getattr(ops, name)(Tensor([1.0, 2.0]), **keywords)
+    except TypeError:
+        return False
+    return True
+
+
 #: what an example needs → whether the installed mskernel has it
 PROBES = {
     "ops.eye(n, m, dtype)": lambda: _parameters("eye")[:3] == ["n", "m", "dtype"],
-    "ops.argmax(..., dim=)": lambda: "dim" in _parameters("argmax"),
+    "ops.argmax(..., dim=)": lambda: _takes("argmax", dim=0),
     "ops.one_hot(indices, depth, on_value, off_value, axis)":
         lambda: _parameters("one_hot")[2:4] == ["on_value", "off_value"],
 }

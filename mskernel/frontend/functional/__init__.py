@@ -18,9 +18,11 @@ Conventions every function follows:
 
 The functions live in modules of one theme each: :mod:`._core` (``asarray``, ``astype``,
 ``apply`` and the plumbing every op uses), :mod:`.creation`, :mod:`.elementwise`,
-:mod:`.reduction` (reductions and scans), :mod:`.sorting`, :mod:`.linalg`, :mod:`.nn`
-(softmax, normalisation, convolution, pooling), :mod:`.losses`, :mod:`.shape` and
-:mod:`.indexing`.
+:mod:`.reduction` (reductions and scans), :mod:`.sorting`, :mod:`.statistics`,
+:mod:`.linalg`, :mod:`.nn` (softmax, normalisation, convolution, pooling), :mod:`.losses`,
+:mod:`.shape`, :mod:`.indexing` and :mod:`.updates`.  :mod:`.names` adds MindSpore's
+spellings: its keywords (``dim``, ``keep_dims``, ``keepdim``, ``input``, …) and aliases
+(``cat``, ``reduce_mean``, …).
 Functional control flow (``cond``, ``while_loop`` …) is :mod:`mskernel.frontend.control`.
 
 Every public function of this package is imported here and listed in ``__all__``, which is
@@ -32,7 +34,7 @@ from __future__ import annotations
 
 from ._core import apply, asarray, astype, cast
 from .creation import (
-    arange, eye, full, full_like, linspace, ones, ones_like, zeros, zeros_like,
+    arange, eye, fill, full, full_like, linspace, ones, ones_like, zeros, zeros_like,
 )
 from .elementwise import (
     abs, absolute, acos, acosh, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh,
@@ -47,7 +49,7 @@ from .elementwise import (
 from .indexing import (
     embedding, gather, gather_nd, nonzero, one_hot, scatter, scatter_nd, take, take_along_axis,
 )
-from .linalg import dot, einsum, matmul, outer
+from .linalg import cross, diagonal, dot, einsum, kron, matmul, norm, outer, tensordot, trace
 from .losses import binary_cross_entropy_with_logits
 from .nn import (
     adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d, adaptive_max_pool1d,
@@ -60,37 +62,48 @@ from .reduction import (
     min, prod, std, sum, var,
 )
 from .shape import (
-    broadcast_arrays, broadcast_to, concat, concatenate, expand_dims, flatten, flip, moveaxis, pad,
-    permute_dims, ravel, repeat, reshape, roll, split, split_at, squeeze, stack, swapaxes, tile,
-    transpose, tril, triu, unsqueeze,
+    broadcast_arrays, broadcast_to, chunk, concat, concatenate, expand_dims, flatten, flip, hstack,
+    meshgrid, moveaxis, narrow, pad, permute_dims, ravel, repeat, reshape, roll, rot90, split,
+    split_at, squeeze, stack, swapaxes, tile, transpose, tril, triu, unbind, unsqueeze, vstack,
 )
 from .sorting import argsort, sort, topk
+from .statistics import (
+    allclose, bincount, count_nonzero, diff, isclose, logaddexp, median, nan_to_num, quantile,
+    searchsorted, unique,
+)
+from .updates import index_add, masked_fill
+from .names import mindspore_names as _mindspore_names
 from .methods import install as _install_methods
 
 __all__ = [
     "abs", "absolute", "acos", "acosh", "adaptive_avg_pool1d", "adaptive_avg_pool2d",
     "adaptive_avg_pool3d", "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
-    "add", "all", "amax", "amin", "any", "apply", "arange", "arccos", "arccosh", "arcsin",
-    "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin", "argsort", "asarray", "asin",
-    "asinh", "astype", "atan", "atan2", "atanh", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "batch_norm", "binary_cross_entropy_with_logits", "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_arrays",
-    "broadcast_to", "cast", "ceil", "clip", "concat", "concatenate", "conj", "conv1d", "conv2d",
-    "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cos", "cosh", "cummax",
-    "cummin", "cumprod", "cumsum", "div", "divide", "dot", "einsum", "embedding", "equal", "erf",
-    "erfc", "exp", "expand_dims", "expm1", "eye", "flatten", "flip", "floor", "floor_divide",
-    "full", "full_like", "gather", "gather_nd", "gelu", "greater", "greater_equal", "group_norm",
-    "imag", "invert", "isfinite", "isinf", "isnan", "layer_norm", "left_shift", "less",
-    "less_equal", "lgamma", "linspace", "log", "log10", "log1p", "log2", "log_softmax",
-    "logical_and", "logical_not", "logical_or", "logical_xor", "logsumexp", "matmul", "max",
-    "max_pool1d", "max_pool2d", "max_pool3d", "maximum", "mean", "min", "minimum", "mod",
-    "moveaxis", "mul", "multiply", "neg", "negative", "nonzero", "not_equal", "one_hot", "ones",
-    "ones_like", "outer", "pad", "permute_dims", "pow", "power", "prod", "ravel", "real",
-    "reciprocal", "relu", "remainder", "repeat", "reshape", "right_shift", "roll", "round",
-    "rsqrt", "scatter", "scatter_nd", "sigmoid", "sign", "silu", "sin", "sinh", "softmax",
-    "softplus", "sort", "split", "split_at", "sqrt", "square", "squeeze", "stack", "std", "sub",
-    "subtract", "sum", "swapaxes", "swish", "take", "take_along_axis", "tan", "tanh", "tile",
-    "topk", "transpose", "tril", "triu", "true_divide", "trunc", "unsqueeze", "var", "where",
-    "zeros", "zeros_like",
+    "add", "all", "allclose", "amax", "amin", "any", "apply", "arange", "arccos", "arccosh",
+    "arcsin", "arcsinh", "arctan", "arctan2", "arctanh", "argmax", "argmin", "argsort",
+    "asarray", "asin", "asinh", "astype", "atan", "atan2", "atanh", "avg_pool1d", "avg_pool2d",
+    "avg_pool3d", "batch_norm", "binary_cross_entropy_with_logits", "bincount", "bitwise_and",
+    "bitwise_not", "bitwise_or", "bitwise_xor", "broadcast_arrays", "broadcast_to", "cast",
+    "ceil", "chunk", "clip", "concat", "concatenate", "conj", "conv1d", "conv2d", "conv3d",
+    "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "cos", "cosh", "count_nonzero",
+    "cross", "cummax", "cummin", "cumprod", "cumsum", "diagonal", "diff", "div", "divide",
+    "dot", "einsum", "embedding", "equal", "erf", "erfc", "exp", "expand_dims", "expm1", "eye",
+    "fill", "flatten", "flip", "floor", "floor_divide", "full", "full_like", "gather",
+    "gather_nd", "gelu", "greater", "greater_equal", "group_norm", "hstack", "imag",
+    "index_add", "invert", "isclose", "isfinite", "isinf", "isnan", "kron", "layer_norm",
+    "left_shift", "less", "less_equal", "lgamma", "linspace", "log", "log10", "log1p", "log2",
+    "log_softmax", "logaddexp", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "logsumexp", "masked_fill", "matmul", "max", "max_pool1d", "max_pool2d", "max_pool3d",
+    "maximum", "mean", "median", "meshgrid", "min", "minimum", "mod", "moveaxis", "mul",
+    "multiply", "nan_to_num", "narrow", "neg", "negative", "nonzero", "norm", "not_equal",
+    "one_hot", "ones", "ones_like", "outer", "pad", "permute_dims", "pow", "power", "prod",
+    "quantile", "ravel", "real", "reciprocal", "relu", "remainder", "repeat", "reshape",
+    "right_shift", "roll", "rot90", "round", "rsqrt", "scatter", "scatter_nd", "searchsorted",
+    "sigmoid", "sign", "silu", "sin", "sinh", "softmax", "softplus", "sort", "split",
+    "split_at", "sqrt", "square", "squeeze", "stack", "std", "sub", "subtract", "sum",
+    "swapaxes", "swish", "take", "take_along_axis", "tan", "tanh", "tensordot", "tile", "topk",
+    "trace", "transpose", "tril", "triu", "true_divide", "trunc", "unbind", "unique",
+    "unsqueeze", "var", "vstack", "where", "zeros", "zeros_like",
 ]
 
+__all__ += _mindspore_names(globals(), __all__)
 _install_methods()

@@ -1,5 +1,6 @@
-"""Creation ops: tensors filled with a value (:func:`full`, :func:`zeros`, :func:`ones` and
-their ``*_like`` forms), ramps (:func:`arange`, :func:`linspace`) and :func:`eye`."""
+"""Creation ops: tensors filled with a value (:func:`full`, :func:`zeros`, :func:`ones`,
+their ``*_like`` forms and MindSpore's :func:`fill`), ramps (:func:`arange`,
+:func:`linspace`) and :func:`eye`."""
 
 from __future__ import annotations
 
@@ -25,6 +26,11 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Tensor:
     if isinstance(fill_value, Tensor):
         return broadcast_to(astype(fill_value, dt), _ints(shape))
     return _op("full", shape=_ints(shape), value=float(fill_value), dtype=dt)
+
+
+def fill(type: Any, shape: Any, value: Any) -> Tensor:
+    """MindSpore's ``fill(type, shape, value)``: :func:`full` with the dtype first."""
+    return full(shape, value, type)
 
 
 def zeros(shape: Any, dtype: Any = "float32") -> Tensor:
@@ -94,8 +100,9 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True,
     return astype(ramp, dt)
 
 
-def eye(n: int, m: Optional[int] = None, k: int = 0, dtype: Any = "float32") -> Tensor:
-    """An ``n x m`` matrix with ones on diagonal ``k`` (above the main one for k > 0)."""
+def eye(n: int, m: Optional[int] = None, dtype: Any = "float32", k: int = 0) -> Tensor:
+    """An ``n x m`` matrix with ones on diagonal ``k`` (above the main one for k > 0);
+    MindSpore's argument order, ``dtype`` third."""
     shape = (n, n if m is None else m)
     rows = _op("iota", shape=shape, axis=0, dtype=int64)
     cols = _op("iota", shape=shape, axis=1, dtype=int64)

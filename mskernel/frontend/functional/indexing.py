@@ -76,10 +76,13 @@ def scatter(x: Any, axis: int, indices: Any, updates: Any, reduce: str = "none")
                axis=ax, reduce=reduce)
 
 
-def one_hot(indices: Any, depth: int, axis: int = -1, dtype: Any = "float32",
-            on_value: float = 1, off_value: float = 0) -> Tensor:
+def one_hot(indices: Any, depth: int, on_value: Any = 1, off_value: Any = 0, axis: int = -1,
+            dtype: Any = None) -> Tensor:
     """``on_value`` where a new axis of size ``depth`` equals the index, ``off_value``
-    elsewhere (indices outside ``[0, depth)`` give all-off rows)."""
+    elsewhere (indices outside ``[0, depth)`` give all-off rows); MindSpore's argument order.
+    The dtype is ``dtype``, else that of a tensor ``on_value``, else float32."""
+    if dtype is None:
+        dtype = on_value.dtype if isinstance(on_value, Tensor) else "float32"
     return _op("one_hot", asarray(indices), depth=operator.index(depth), axis=axis,
                dtype=to_dtype(dtype), on_value=float(on_value), off_value=float(off_value))
 

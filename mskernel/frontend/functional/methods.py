@@ -14,6 +14,7 @@ returns the updated copy.
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable, Iterator
 
 import numpy as np
@@ -23,6 +24,7 @@ from ..tensor import Tensor, TracedValueError
 from . import elementwise as E, indexing as I, linalg as L, nn as N, reduction as R
 from . import shape as S, sorting as O
 from ._core import astype
+from .names import accepting_mindspore_keywords
 
 _OPERAND_TYPES = (Tensor, int, float, complex, bool, np.ndarray, np.generic, list, tuple)
 
@@ -210,7 +212,10 @@ class TensorMethods:
 
 def install() -> None:
     """Put the operators and methods of :class:`TensorMethods` on ``Tensor`` (and so on its
-    subclasses, such as ``Parameter``)."""
+    subclasses, such as ``Parameter``); the methods take MindSpore's keywords as the
+    functional ops do (``x.mean(dim=1, keep_dims=True)``, :mod:`.names`)."""
     for name, value in vars(TensorMethods).items():
+        if inspect.isfunction(value) and not name.startswith("__"):
+            value = accepting_mindspore_keywords(value)
         if callable(value) or isinstance(value, property):
             setattr(Tensor, name, value)

@@ -1,5 +1,6 @@
-"""Shape ops: reshaping, permuting and broadcasting axes, joining and splitting tensors,
-tiling, flipping, rolling, padding and triangular masks."""
+"""Shape ops: reshaping, permuting and broadcasting axes, joining and splitting tensors
+(MindSpore's ``chunk``, ``unbind``, ``narrow``, ``hstack``/``vstack`` among them), tiling,
+flipping, rolling, padding, triangular masks and grids."""
 
 from __future__ import annotations
 
@@ -154,6 +155,64 @@ def split_at(x: Any, indices: Sequence[int], axis: int = 0) -> tuple[Tensor, ...
                  for lo, hi in zip(points, points[1:]))
 
 
+def narrow(x: Any, axis: int, start: int, length: int) -> Tensor:
+    """The ``length`` elements of ``x`` from ``start`` along ``axis``."""
+    t = asarray(x)
+    ax = _axis(axis, t.ndim)
+    lo = operator.index(start) % t.shape[ax] if t.shape[ax] else 0
+    if not 0 <= operator.index(length) <= t.shape[ax] - lo:
+        raise ValueError(f"narrow: {length} elements from {start} do not fit in axis {axis} "
+                         f"of a {t.type} tensor")
+    return _op("slice", t, starts=(lo,), stops=(lo + length,), axes=(ax,))
+
+
+def chunk(x: Any, chunks: int, axis: int = 0) -> tuple[Tensor, ...]:
+    """``x`` cut along ``axis`` into at most ``chunks`` pieces of ``ceil(n / chunks)``
+    elements, the last one smaller (MindSpore and PyTorch)."""
+    t = asarray(x)
+    ax = _axis(axis, t.ndim)
+    if operator.index(chunks) <= 0:
+        raise ValueError(f"chunk: chunks must be positive, got {chunks}")
+    size = max(-(-t.shape[ax] // chunks), 1)
+    return split_at(t, list(range(size, t.shape[ax], size)), ax)
+
+
+def unbind(x: Any, axis: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``axis``, that axis removed."""
+    t = asarray(x)
+    ax = _axis(axis, t.ndim)
+    return tuple(squeeze(p, ax) for p in split_at(t, list(range(1, t.shape[ax])), ax))
+
+
+def hstack(xs: Sequence[Any]) -> Tensor:
+    """Join along the second axis (the first for 1-d tensors)."""
+    ts = [asarray(x) for x in xs]
+    return concat(ts, axis=0 if all(t.ndim <= 1 for t in ts) else 1)
+
+
+def vstack(xs: Sequence[Any]) -> Tensor:
+    """Join along the first axis, 1-d tensors taken as rows."""
+    return concat([reshape(t, (1, -1)) if t.ndim <= 1 else t for t in map(asarray, xs)], 0)
+
+
+def meshgrid(*xs: Any, indexing: str = "xy") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-d tensors: ``"xy"`` (Cartesian, the default) swaps the first
+    two output axes of ``"ij"`` (matrix) indexing."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    ts = [ravel(x) for x in (xs[0] if len(xs) == 1 and isinstance(xs[0], (list, tuple))
+                             else xs)]
+    shape = [t.size for t in ts]
+    if indexing == "xy" and len(ts) > 1:
+        shape[0], shape[1] = shape[1], shape[0]
+    grids = []
+    for i, t in enumerate(ts):
+        at = (1 - i if i < 2 else i) if indexing == "xy" and len(ts) > 1 else i
+        grids.append(broadcast_to(reshape(t, [-1 if a == at else 1 for a in range(len(ts))]),
+                                  shape))
+    return tuple(grids)
+
+
 # -- rearranging ------------------------------------------------------------------------------
 
 
@@ -182,6 +241,19 @@ def repeat(x: Any, repeats: Any, axis: Optional[int] = None) -> Tensor:
 def flip(x: Any, axis: Axis = None) -> Tensor:
     """Reverse the order of elements along ``axis`` (every axis when None)."""
     return _op("flip", asarray(x), axes=_axes(axis))
+
+
+def rot90(x: Any, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor:
+    """``x`` rotated by 90 degrees ``k`` times in the plane of axes ``dims``, from the first
+    toward the second (NumPy, MindSpore)."""
+    t = asarray(x)
+    a, b = (_axis(ax, t.ndim) for ax in dims)
+    k = operator.index(k) % 4
+    if k == 2:
+        return flip(t, (a, b))
+    if k == 0:
+        return t
+    return swapaxes(flip(t, b), a, b) if k == 1 else flip(swapaxes(t, a, b), b)
 
 
 def roll(x: Any, shift: Any, axis: Axis = None) -> Tensor:

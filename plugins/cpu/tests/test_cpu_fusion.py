@@ -4,6 +4,8 @@ are checked against the unfused plan and the reference interpreter."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from mskernel_sdk import (
 
 from mskernel_cpu import fusion_codegen
 from mskernel_cpu.fusion import FUSED_OP, MAX_REGISTERS
+from mskernel_cpu.passes import fusable_ops
 
 requires_compiler = pytest.mark.skipif(fusion_codegen.compiler() is None,
                                        reason="no C++ compiler for generated code")
@@ -143,6 +146,16 @@ def test_groups_are_capped_by_the_registers(cpu):
     executable = check_against_unfused(cpu, graph, arrays, fused_count=3)
     for node in fused_nodes(executable):
         assert len(node.inputs) + len(node.regions[0].nodes) <= MAX_REGISTERS
+
+
+def test_every_fusable_op_names_a_functor_the_header_declares():
+    header = (fusion_codegen.include_dir() / "mskernel_cpu" / "functors.hpp").read_text()
+    declared = set(re.findall(r"^struct (\w+)", header, re.M))
+    declared |= set(re.findall(r"MSKERNEL_CPU_FUNCTOR\((\w+),", header))
+    special = {"gelu", "clip"}  # functors chosen by attribute
+    missing = {op: fusion_codegen.functor_name(op) for op in fusable_ops()
+               if op not in special and fusion_codegen.functor_name(op) not in declared}
+    assert not missing
 
 
 # -- random elementwise graphs: generated code and interpreter -------------------------------

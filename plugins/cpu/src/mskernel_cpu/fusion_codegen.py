@@ -108,8 +108,12 @@ def _functor(inner: Node) -> str:
         bounds = ", ".join("std::nullopt" if b is None else f"std::optional<double>({_double(b)})"
                            for b in (inner.attrs["min"], inner.attrs["max"]))
         return f"functors::Clip<{_compute(inner.output.type.dtype)}>({bounds})"
-    name = _FUNCTOR_NAMES.get(inner.op) or "".join(p.title() for p in inner.op.split("_"))
-    return f"functors::{name}{{}}"
+    return f"functors::{functor_name(inner.op)}{{}}"
+
+
+def functor_name(op: str) -> str:
+    """The functor of ``functors.hpp`` that computes elementwise ``op`` (``log1p`` → ``Log1p``)."""
+    return _FUNCTOR_NAMES.get(op) or "".join(p[:1].upper() + p[1:] for p in op.split("_"))
 
 
 def _double(value: float) -> str:

@@ -2,8 +2,9 @@
 namespaces ``mskernel.nn`` (:mod:`mskernel_nn.api`), ``mskernel.train``
 (:mod:`mskernel_nn.train_api`), the initialisers as ``mskernel.common.initializer``, and the
 top-level names MindSpore scripts use — the checkpoint functions
-(``mskernel.save_checkpoint`` …), ``mskernel.Model`` and the callbacks.  Importing it loads
-no layer code."""
+(``mskernel.save_checkpoint`` …), ``mskernel.Model`` and the callbacks — and the members of
+``mskernel.ops`` it defines (:mod:`mskernel_nn.functional`: ``ops.cross_entropy``,
+``ops.interpolate``, ``ops.ReduceMean`` …).  Importing it loads no layer code."""
 
 from __future__ import annotations
 
@@ -37,3 +38,7 @@ def mskernel_register_namespaces(namespaces) -> None:
     namespaces.register("common.initializer", "mskernel_nn.initializer")
     for name, module in TOP_LEVEL_NAMES.items():
         namespaces.register(name, f"{module}:{name}")
+    from .functional import ops_members
+
+    for name, target in ops_members().items():
+        namespaces.register(f"ops.{name}", target)

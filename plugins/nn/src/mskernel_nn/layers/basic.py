@@ -10,6 +10,9 @@ from mskernel import float32, ops as F, random
 from mskernel_sdk import Tensor
 
 from ..cell import Cell
+from ..functional.activations import (
+    dropout, elu, hardsigmoid, hardswish, leaky_relu, prelu, relu6,
+)
 from ..initializer import HeUniform, Uniform, next_key, parameter
 
 __all__ = [
@@ -47,14 +50,6 @@ class _Elementwise(Cell):
         return type(self).fn(x)
 
 
-def _relu6(x: Any) -> Tensor:
-    return F.clip(x, 0.0, 6.0)
-
-
-def _hsigmoid(x: Any) -> Tensor:
-    return F.divide(_relu6(F.add(x, 3.0)), 6.0)
-
-
 class ReLU(_Elementwise):
     """``max(x, 0)``."""
 
@@ -64,7 +59,7 @@ class ReLU(_Elementwise):
 class ReLU6(_Elementwise):
     """``min(max(x, 0), 6)``."""
 
-    fn = staticmethod(_relu6)
+    fn = staticmethod(relu6)
 
 
 class Sigmoid(_Elementwise):
@@ -88,13 +83,13 @@ class SiLU(_Elementwise):
 class HSigmoid(_Elementwise):
     """The hard sigmoid ``relu6(x + 3) / 6``."""
 
-    fn = staticmethod(_hsigmoid)
+    fn = staticmethod(hardsigmoid)
 
 
 class HSwish(_Elementwise):
     """The hard swish ``x * relu6(x + 3) / 6``."""
 
-    fn = staticmethod(lambda x: F.multiply(x, _hsigmoid(x)))
+    fn = staticmethod(hardswish)
 
 
 class GELU(Cell):
@@ -143,7 +138,7 @@ class LeakyReLU(Cell):
         self.alpha = alpha
 
     def construct(self, x: Any) -> Tensor:
-        return F.where(F.greater(x, 0), x, F.multiply(x, self.alpha))
+        return leaky_relu(x, self.alpha)
 
     def extend_repr(self) -> str:
         return f"alpha={self.alpha}"
@@ -157,8 +152,7 @@ class ELU(Cell):
         self.alpha = alpha
 
     def construct(self, x: Any) -> Tensor:
-        negative = F.multiply(F.expm1(F.minimum(x, 0)), self.alpha)
-        return F.where(F.greater(x, 0), x, negative)
+        return elu(x, self.alpha)
 
     def extend_repr(self) -> str:
         return f"alpha={self.alpha}"
@@ -191,10 +185,7 @@ class PReLU(Cell):
         self.w = parameter(w, (channel,), dtype)
 
     def construct(self, x: Any) -> Tensor:
-        slope: Tensor = self.w
-        if self.channel > 1:
-            slope = F.reshape(slope, (self.channel,) + (1,) * (x.ndim - 2))
-        return F.where(F.greater(x, 0), x, F.multiply(x, slope))
+        return prelu(x, self.w)
 
     def extend_repr(self) -> str:
         return f"channel={self.channel}"
@@ -302,8 +293,7 @@ class Dropout(Cell):
             return x
         state, draw = random.split(self.rng_key)
         self.rng_key.assign_value(state)
-        keep = random.bernoulli(draw, 1 - self.p, F.asarray(x).shape)
-        return F.where(keep, F.divide(x, 1 - self.p), F.zeros_like(x))
+        return dropout(x, self.p, key=draw)
 
     def extend_repr(self) -> str:
         return f"p={self.p}"
