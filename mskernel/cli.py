@@ -3,7 +3,8 @@
 ``mskernel plugins list [--json]``, ``mskernel plugins info NAME [--json]`` and
 ``mskernel plugins check`` show what is installed and whether it is healthy (``list`` fits the
 terminal: it summarises what each plugin provides, ``info`` and ``--json`` give it in full);
-``mskernel explain MODEL`` shows where each node of a saved model would run; plugins add
+``mskernel explain MODEL`` shows where each node of a saved model (of any format a plugin
+reads) would run; plugins add
 their own sub-commands through the ``mskernel_add_cli`` hook.  Nothing here crashes on a
 broken plugin: a plugin's failure is reported with its name.
 """
@@ -133,7 +134,8 @@ def _check(plugin_host: PluginHost, args: argparse.Namespace) -> int:
 def _add_explain_command(commands: argparse._SubParsersAction) -> None:
     explain = commands.add_parser(
         "explain", help="show which backend runs each node of a saved model, and the transfers")
-    explain.add_argument("model", help="a model file written by mskernel.ir.save_model")
+    explain.add_argument("model", help="a model file: mskernel's (mskernel.export, "
+                         "mskernel.ir.save_model) or any format an installed plugin reads")
     explain.add_argument("--backends", default="",
                          help="comma-separated preferred backends, e.g. cpu,reference")
     explain.add_argument("--opt-level", type=int, default=2, choices=range(4),
@@ -143,12 +145,11 @@ def _add_explain_command(commands: argparse._SubParsersAction) -> None:
 
 def _explain(plugin_host: PluginHost, args: argparse.Namespace) -> int:
     from .errors import MskernelError
-    from .ir.fileformat import load_model
     from .runtime import CompileOptions, explain
 
     backends = [b.strip() for b in args.backends.split(",") if b.strip()]
     try:
-        model = load_model(args.model)
+        model = plugin_host.model_readers.read(args.model)
         print(explain(model.graph, backends=backends,
                       options=CompileOptions(opt_level=args.opt_level)), end="")
     except (MskernelError, OSError) as exc:
@@ -235,6 +236,8 @@ def render_report(report: PluginReport) -> str:
         lines.append(_field(f"pipeline {name}", ", ".join(passes) or "(no passes)"))
     for name, module in report.namespaces.items():
         lines.append(_field("namespace", f"mskernel.{name} -> {module}"))
+    for name, suffixes in report.model_formats.items():
+        lines.append(_field("reads", f"{name} model files ({', '.join(suffixes) or 'by content'})"))
     if report.commands:
         lines.append(_field("commands", ", ".join(f"mskernel {c}" for c in report.commands)))
     if report.traceback:

@@ -25,6 +25,7 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
                              ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")),
     "mskernel-parallel": ("communication", "parallel"),
     "mskernel-quantum": ("quantum",),
+    "mskernel-federated": ("federated",),
 }
 
 _PROVIDER = {name: dist for dist, names in KNOWN_DISTRIBUTIONS.items() for name in names}

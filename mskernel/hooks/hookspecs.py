@@ -20,6 +20,7 @@ its registration hooks are called once, in this order::
     mskernel_register_backends  add backend factories
     mskernel_register_passes    add passes and pipelines
     mskernel_register_namespaces  expose mskernel.<name>
+    mskernel_register_model_readers  read model file formats
     mskernel_add_cli            add mskernel sub-commands (only when the CLI runs)
 
 A plugin whose import or hook raises — any exception, ``SystemExit`` from ``sys.exit()``
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
     from ..passes.registry import PassRegistry
     from ..runtime.registry import BackendRegistry
     from .info import PluginInfo
-    from .registries import CommandRegistry, NamespaceRegistry
+    from .registries import CommandRegistry, ModelReaderRegistry, NamespaceRegistry
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,8 +93,10 @@ def mskernel_register_rules(rules: "RuleRegistry") -> None:
     ``kind`` is an open string agreed between the plugin that reads the rule and those that
     provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"`` (derivatives) and
     ``"batch"`` (``vmap``'s batching rules, with ``"not_batchable"`` for an op that cannot
-    have one), a parallel plugin reads ``"sharding"``.  A plugin may attach rules to ops it does not own (autodiff attaches the
-    core ops' derivatives) and to its own ops for a transform it does not implement.
+    have one), a parallel plugin reads ``"sharding"``, mskernel-onnx reads ``"onnx_export"``
+    (how to write the op as ONNX).  A plugin may attach rules to ops it does not own
+    (autodiff attaches the core ops' derivatives) and to its own ops for a transform it
+    does not implement.
 
     The core reads the kind ``"host_kernel"`` (``mskernel.runtime.HOST_KERNEL_RULE``): a
     plugin that defines ops of its own and computes them on the CPU (quantum, federated,
@@ -158,6 +161,20 @@ def mskernel_register_namespaces(namespaces: "NamespaceRegistry") -> None:
     (``"common.initializer"``, ``"ops.stop_gradient"``; the core's own members come first);
     ``import mskernel.common.initializer`` works like the attribute.  A name no installed plugin
     provides is an error naming the distribution to install when the project has one.
+    """
+
+
+@hookspec
+def mskernel_register_model_readers(readers: "ModelReaderRegistry") -> None:
+    """Read a model file format with ``readers.register(format, read, suffixes=(...),
+    magic=b"...")``.
+
+    ``read(path)`` returns a :class:`mskernel.ir.Model` (the graph; its weights, keyed by the
+    names of the graph inputs they feed) and raises
+    :class:`~mskernel.errors.FileFormatError` naming the file for anything it cannot read.
+    A file is matched by its first bytes (``magic``) and, failing that, by its suffix
+    (``".onnx"``).  ``mskernel explain``, ``mskernel.load`` and converters read every
+    registered format; the core registers its own model file as ``"mindir"``.
     """
 
 

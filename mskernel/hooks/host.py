@@ -33,7 +33,7 @@ from .discovery import Candidate, discover, disabled_names, incompatibility, is_
 from .distributions import known_provider
 from .info import PluginInfo, PluginRecord
 from .markers import PROJECT
-from .registries import CommandRegistry, NamespaceRegistry, Scoped
+from .registries import CommandRegistry, ModelReaderRegistry, NamespaceRegistry, Scoped
 
 CORE = "mskernel"
 
@@ -42,6 +42,7 @@ BUILTIN_PLUGINS = (
     "mskernel.ops.core",
     "mskernel.runtime.reference",
     "mskernel.passes.generic",
+    "mskernel.ir.fileformat",
 )
 
 # Registration hooks in lifecycle order: (hook name, keyword, registry attribute, stamped methods)
@@ -51,6 +52,7 @@ _REGISTRATION = (
     ("mskernel_register_backends", "backends", "backends", ("register",)),
     ("mskernel_register_passes", "passes", "passes", ("register", "register_pipeline")),
     ("mskernel_register_namespaces", "namespaces", "namespaces", ("register",)),
+    ("mskernel_register_model_readers", "readers", "model_readers", ("register",)),
 )
 
 #: The registries the registration hooks fill: what a failing plugin put there is taken out.
@@ -74,6 +76,7 @@ class PluginHost:
         self.backends = BackendRegistry()
         self.passes = PassRegistry()
         self.namespaces = NamespaceRegistry()
+        self.model_readers = ModelReaderRegistry()
         self.records: dict[str, PluginRecord] = {}
         self._rules_by_plugin: dict[str, list[tuple[str, str]]] = {}
         self._commands: Optional[CommandRegistry] = None

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from ..passes.registry import PassRegistry
     from ..runtime.registry import BackendRegistry
     from .info import PluginInfo
-    from .registries import CommandRegistry, NamespaceRegistry
+    from .registries import CommandRegistry, ModelReaderRegistry, NamespaceRegistry
 
 
 class PluginHooks(Protocol):
@@ -46,6 +46,9 @@ class PluginHooks(Protocol):
         return None
 
     def mskernel_register_namespaces(self, namespaces: NamespaceRegistry) -> None:
+        return None
+
+    def mskernel_register_model_readers(self, readers: ModelReaderRegistry) -> None:
         return None
 
     def mskernel_add_cli(self, commands: CommandRegistry) -> None:

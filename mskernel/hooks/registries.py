@@ -1,5 +1,5 @@
-"""Small registries the hooks fill: user namespaces and CLI sub-commands, and the
-scoping wrapper that stamps what a plugin registers with its distribution name."""
+"""Small registries the hooks fill: user namespaces, CLI sub-commands and model file readers,
+and the scoping wrapper that stamps what a plugin registers with its distribution name."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import os
 import sys
 import types
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Union
 
-from ..errors import PluginError
+from ..errors import FileFormatError, PluginError
 
 #: Sub-commands of ``mskernel`` that the core itself defines (in :mod:`mskernel.cli`).
 CORE_COMMANDS = frozenset({"plugins", "explain"})
@@ -114,6 +114,76 @@ class CommandRegistry:
         """Go back to a :meth:`snapshot`."""
         self.commands.clear()
         self.commands.update(state)
+
+
+@dataclass(frozen=True)
+class ModelReader:
+    """One model file format: ``read(path)`` returns a :class:`mskernel.ir.Model`."""
+
+    format: str
+    read: Callable[[str], Any]
+    suffixes: tuple[str, ...]
+    magic: bytes
+    owner: str
+
+
+@dataclass
+class ModelReaderRegistry:
+    """Model file formats by name, found for a file by its first bytes or its suffix."""
+
+    readers: dict[str, ModelReader] = field(default_factory=dict)
+
+    def register(self, format: str, read: Callable[[str], Any], *,
+                 suffixes: tuple[str, ...] = (), magic: bytes = b"",
+                 owner: str = "unknown") -> None:
+        """Read files of ``format`` with ``read(path)``: files starting with ``magic``, or
+        else named with one of ``suffixes`` (``".onnx"``)."""
+        if not format.isidentifier():
+            raise PluginError(f"model format name {format!r} is not an identifier")
+        if not (suffixes or magic):
+            raise PluginError(f"model format '{format}' needs a magic prefix or a suffix")
+        if any(not s.startswith(".") for s in suffixes):
+            raise PluginError(f"model format '{format}': suffixes start with '.', got "
+                              f"{list(suffixes)}")
+        if format in self.readers:
+            raise PluginError(f"model format '{format}' is already read by "
+                              f"{self.readers[format].owner}; {owner} cannot read it too")
+        for other in self.readers.values():
+            clash = set(s.lower() for s in suffixes) & set(other.suffixes)
+            if clash:
+                raise PluginError(f"suffix {sorted(clash)[0]} is already read as "
+                                  f"'{other.format}' by {other.owner}")
+        self.readers[format] = ModelReader(format, read, tuple(s.lower() for s in suffixes),
+                                           bytes(magic), owner)
+
+    def reader_for(self, path: Union[str, "os.PathLike[str]"]) -> ModelReader:
+        """The reader of the file at ``path``: by its first bytes, else by its suffix."""
+        name = os.fspath(path)
+        longest = max((len(r.magic) for r in self.readers.values()), default=0)
+        with open(name, "rb") as f:
+            head = f.read(longest)
+        for reader in self.readers.values():
+            if reader.magic and head.startswith(reader.magic):
+                return reader
+        suffix = os.path.splitext(name)[1].lower()
+        for reader in self.readers.values():
+            if suffix in reader.suffixes:
+                return reader
+        known = "; ".join(f"{r.format} ({', '.join(r.suffixes) or 'by content'}, "
+                          f"{r.owner})" for r in self.readers.values())
+        raise FileFormatError(f"{name}: not a model file of any installed format ({known})")
+
+    def read(self, path: Union[str, "os.PathLike[str]"]) -> Any:
+        """The :class:`mskernel.ir.Model` in the file at ``path``, whatever its format."""
+        return self.reader_for(path).read(os.fspath(path))
+
+    def snapshot(self) -> Any:
+        """The readers as they are now, for :meth:`restore`."""
+        return dict(self.readers)
+
+    def restore(self, state: Any) -> None:
+        """Go back to a :meth:`snapshot`."""
+        self.readers = dict(state)
 
 
 class Scoped:

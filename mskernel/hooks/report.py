@@ -1,6 +1,7 @@
 """Everything known about one plugin, for ``mskernel plugins info``: its record and what it
 added to each registry — ops (and the ops it overrode), rules, backends with their
-availability, capabilities and conformance report, passes, pipelines, namespaces and CLI
+availability, capabilities and conformance report, passes, pipelines, namespaces, model file
+formats and CLI
 commands.
 
 Conformance reports are JSON files written by the conformance kit of mskernel-sdk
@@ -85,6 +86,7 @@ class PluginReport(BaseModel):
     passes: list[str] = Field(default_factory=list)
     pipelines: dict[str, list[str]] = Field(default_factory=dict)  # name → pass names
     namespaces: dict[str, str] = Field(default_factory=dict)  # name → module
+    model_formats: dict[str, list[str]] = Field(default_factory=dict)  # format → suffixes
     commands: list[str] = Field(default_factory=list)
 
 
@@ -113,6 +115,8 @@ def plugin_report(host: PluginHost, name: str) -> Optional[PluginReport]:
                    if p.owner == owner},
         namespaces={n: module for n, (module, ns_owner) in sorted(host.namespaces.modules.items())
                     if ns_owner == owner},
+        model_formats={f: list(r.suffixes) for f, r in sorted(host.model_readers.readers.items())
+                       if r.owner == owner},
         commands=sorted(n for n, c in host.commands().commands.items() if c.owner == owner),
     )
 

@@ -30,6 +30,7 @@ from packaging.version import InvalidVersion, Version
 from .._version import __version__
 from ..defaults import or_default_ops
 from ..errors import FileFormatError, MskernelError, UnknownOpError
+from ..hooks.markers import hookimpl
 from .container import (
     ALIGNMENT, Kind, PathLike, quote_name, read_container, write_container,
 )
@@ -120,6 +121,12 @@ def load_model(path: PathLike, registry: Optional[OpLookup[OpSchema]] = None) ->
         raise FileFormatError(f"{name}: the stored graph does not parse: {where_what}") from exc
     return Model(graph, container.tensors, container.format_version, container.producer,
                  requires, container.dtypes)
+
+
+@hookimpl
+def mskernel_register_model_readers(readers: Any) -> None:
+    """The model file is the format ``mskernel.export`` writes as ``"MINDIR"``."""
+    readers.register("mindir", load_model, suffixes=(".mindir", ".mskernel"), magic=MAGIC)
 
 
 def _check_requires(path: str, header: dict[str, Any],

@@ -436,6 +436,12 @@ def test_a_name_no_distribution_provides_names_none(sandbox):
     assert not hasattr(mskernel, "quantumfoam")
 
 
+def test_a_missing_top_level_function_names_the_plugin_that_provides_it(sandbox):
+    with pytest.raises(MissingPluginError, match=r"mskernel.export; install it with "
+                                                 r"`pip install mskernel-onnx`"):
+        mskernel.export
+
+
 def test_namespace_of_a_broken_plugin_says_it_is_installed_but_broken(sandbox):
     sandbox.install("mskernel-foam", {"foam": "mskernel_foam.plugin"},
                     modules={"mskernel_foam.plugin": RAISES_ON_IMPORT})

@@ -11,7 +11,7 @@ import pytest
 from mskernel.hooks import PluginInfo, hookimpl, hookspecs
 from mskernel.hooks.host import fresh_host, host
 from mskernel.hooks.protocol import PluginHooks
-from mskernel.hooks.registries import CommandRegistry, NamespaceRegistry
+from mskernel.hooks.registries import CommandRegistry, ModelReaderRegistry, NamespaceRegistry
 from mskernel.ops import OpDef, OpRegistry, RuleRegistry
 from mskernel.passes import PassRegistry
 from mskernel.runtime.registry import BackendRegistry
@@ -19,7 +19,7 @@ from mskernel.runtime.registry import BackendRegistry
 REPO = Path(__file__).resolve().parents[2]
 TYPES = {cls.__name__: cls for cls in (
     PluginInfo, OpRegistry, RuleRegistry, PassRegistry, BackendRegistry, NamespaceRegistry,
-    CommandRegistry)}
+    ModelReaderRegistry, CommandRegistry)}
 
 
 def hooks(namespace: object) -> dict[str, typing.Callable[..., object]]:

@@ -12,7 +12,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   for type-checking implementations), :class:`PluginInfo`, :data:`PLUGIN_API_VERSION`,
   :func:`core_requirement`, and the types of the registries the hooks receive:
   :class:`OpRegistry`, :class:`RuleRegistry`, :class:`BackendRegistry`,
-  :class:`PassRegistry`, :class:`NamespaceRegistry`, :class:`CommandRegistry`;
+  :class:`PassRegistry`, :class:`NamespaceRegistry`, :class:`ModelReaderRegistry`,
+  :class:`CommandRegistry`;
 - errors: :class:`MskernelError` (the base of every mskernel error; a plugin's own errors
   derive from it), :class:`InferError`, :class:`OpError`, :class:`BackendError`,
   :class:`PluginError`, :class:`FileFormatError`;
@@ -27,6 +28,9 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   :class:`Type`, :class:`TensorType`, :class:`RefType`, :class:`TokenType`,
   :func:`tensor_type`, :class:`DType`, :func:`dtype`, :func:`as_storage`, :func:`verify`,
   and :class:`OpLookup`/:class:`OpSchema` (how it finds op definitions);
+- files: :func:`save_model`, :func:`load_model` and :class:`Model` (the core's model file:
+  a graph, its weights and the plugins it needs), :func:`read_model` (a model file of any
+  registered format), :func:`write_atomically`;
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
@@ -76,7 +80,7 @@ from mskernel.frontend.trace import trace_function
 from mskernel.frontend.trace_context import active_trace, outside_traces
 from mskernel.hooks import PluginInfo, hookimpl
 from mskernel.hooks.protocol import PluginHooks
-from mskernel.hooks.registries import CommandRegistry, NamespaceRegistry
+from mskernel.hooks.registries import CommandRegistry, ModelReaderRegistry, NamespaceRegistry
 from mskernel.ir import (
     DType, Graph, GraphBuilder, Node, OpLookup, OpSchema, RefType, TensorType, TokenType, Type,
     Value, dtype, tensor_type, verify,
@@ -85,6 +89,7 @@ from mskernel.ir.container import (
     Kind as ContainerKind, quote_name, read_container, write_container,
 )
 from mskernel.ir.atomic import write_atomically
+from mskernel.ir.fileformat import Model, load_model, save_model
 from mskernel.ir.dtypes import as_storage, bfloat16_from_bits, bfloat16_to_bits
 from mskernel.ops import Attr, OpDef, OpRegistry, RuleRegistry, op_registry, rule_registry
 from mskernel.ops.conv import avg_divisors
@@ -108,6 +113,7 @@ from mskernel.testing import OpSample, SampleFn, assert_close, random_array, sam
 
 from .data_parallel import DATA_PARALLEL_RULE, DataParallelGroup, data_parallel_group
 from .kit.gradients import VJPBuilder
+from .models import read_model
 from .opset import core_ops
 from .samples import SAMPLES_RULE, samples_for
 from .testing import register_plugin, run_reference
@@ -120,20 +126,21 @@ __all__ = [
     "Capabilities", "CommandRegistry", "CompileOptions", "ContainerKind", "DATA_PARALLEL_RULE",
     "DType", "DataParallelGroup", "DeviceArray", "EinsumTerm", "Emitter", "Executable",
     "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel",
-    "InferError", "Interposer", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError",
-    "OpLookup", "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION",
-    "Parameter", "Pass", "PassContext", "PassManager", "PassRegistry", "PassReport",
-    "PassResult", "Pat", "PatternPass", "Patterns", "PipelineResult", "PluginError",
-    "PluginHooks", "PluginInfo", "RefCell", "RefType",
+    "InferError", "Interposer", "Model", "ModelReaderRegistry", "MskernelError",
+    "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup", "OpRegistry", "OpSample",
+    "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
+    "PassManager", "PassRegistry", "PassReport", "PassResult", "Pat", "PatternPass", "Patterns",
+    "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
     "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE",
     "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
     "active_trace", "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
     "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
-    "data_parallel_group", "do_not_convert", "dtype", "hookimpl", "interpose", "make_node",
-    "map_regions", "normalize_axes", "op_registry", "outside_traces", "parse_einsum",
-    "quote_name", "random_array", "read_container", "reduced_shape", "register_plugin",
-    "require_kind", "require_tensor", "rewrite_nodes", "rule_registry", "run_pipeline",
-    "run_reference", "same_dtype", "sample_graph", "samples_for", "tensor_type", "tolerance",
-    "trace_function", "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened",
-    "write_atomically", "write_container",
+    "data_parallel_group", "do_not_convert", "dtype", "hookimpl", "interpose", "load_model",
+    "make_node", "map_regions", "normalize_axes", "op_registry", "outside_traces",
+    "parse_einsum", "quote_name", "random_array", "read_container", "read_model",
+    "reduced_shape", "register_plugin", "require_kind", "require_tensor", "rewrite_nodes",
+    "rule_registry", "run_pipeline", "run_reference", "same_dtype", "sample_graph",
+    "samples_for", "save_model", "tensor_type", "tolerance", "trace_function", "tree_flatten",
+    "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
+    "write_container",
 ]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from . import metrics
 from .cell import Cell
+from .graph_cell import GraphCell
 from .initializer import (
     Constant, HeNormal, HeUniform, Initializer, Normal, One, TruncatedNormal, Uniform,
     XavierNormal, XavierUniform, Zero, calculate_gain, initializer,
@@ -34,7 +35,7 @@ from .wrappers import TrainOneStepCell, WithEvalCell, WithLossCell
 
 __all__ = [
     # cells and initialisers
-    "Cell", "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One",
+    "Cell", "GraphCell", "Constant", "HeNormal", "HeUniform", "Initializer", "Normal", "One",
     "TruncatedNormal", "Uniform", "XavierNormal", "XavierUniform", "Zero", "calculate_gain",
     "initializer", *_layers,
     # losses
