@@ -86,16 +86,24 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
 
 def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
     """Train and evaluate; returns ``{"accuracy": ..., "wall_time": ...}``."""
-    args = parse_args(argv)
+    return run(parse_args(argv))
+
+
+def run(args: argparse.Namespace, ranks: int = 1, report: bool = True) -> dict[str, float]:
+    """The job for parsed ``args``.  With ``ranks`` data-parallel ranks (the caller set the
+    parallel mode), each rank's datasets shard themselves and every batch is split between
+    the ranks, so they take the same steps as one process; ``report``: print the progress."""
     mskernel.random.set_seed(args.seed)
     dataset.config.set_seed(args.seed)
     start = time.perf_counter()
-    train_ds = fashion_mnist(args.data, "train", args.batch_size, args.limit_batches)
-    test_ds = fashion_mnist(args.data, "test", 1000, args.limit_batches)
+    train_ds = fashion_mnist(args.data, "train", args.batch_size // ranks, args.limit_batches)
+    test_ds = fashion_mnist(args.data, "test", 1000 // ranks, args.limit_batches)
     steps = train_ds.get_dataset_size()
-    print(f"Fashion-MNIST from {args.data}: {steps} batches of {args.batch_size} per epoch, "
-          f"{test_ds.get_dataset_size()} test batches of 1000; device "
-          f"'{mskernel.get_device()}', {'eager' if args.eager else 'graph'} mode")
+    if report:
+        print(f"Fashion-MNIST from {args.data}: {steps} batches of {args.batch_size} per epoch, "
+              f"{test_ds.get_dataset_size()} test batches of 1000; device "
+              f"'{mskernel.get_device()}', {'eager' if args.eager else 'graph'} mode"
+              + (f", {ranks} data-parallel ranks" if ranks > 1 else ""))
 
     net = LeNet5()
     schedule = nn.CosineDecayLR(min_lr=args.lr / 100, max_lr=args.lr,
@@ -103,14 +111,15 @@ def main(argv: Optional[Sequence[str]] = None) -> dict[str, float]:
     optimizer = nn.Adam(net.trainable_params(), learning_rate=schedule)
     model = train.Model(net, nn.CrossEntropyLoss(), optimizer,
                         metrics={"accuracy": train.Accuracy()}, jit=not args.eager)
-    model.train(args.epochs, train_ds,
-                callbacks=[train.LossMonitor(per_print_times=0), train.TimeMonitor()])
+    callbacks = [train.LossMonitor(per_print_times=0), train.TimeMonitor()] if report else []
+    model.train(args.epochs, train_ds, callbacks=callbacks)
     accuracy = model.eval(test_ds)["accuracy"]
     wall_time = time.perf_counter() - start
-    if args.save is not None:
+    if args.save is not None and report:
         mskernel.save_checkpoint(net, args.save)
         print(f"saved the trained network to {args.save}")
-    print(f"test accuracy: {accuracy:.4f}, wall time {wall_time:.1f} s")
+    if report:
+        print(f"test accuracy: {accuracy:.4f}, wall time {wall_time:.1f} s")
     return {"accuracy": accuracy, "wall_time": wall_time}
 
 

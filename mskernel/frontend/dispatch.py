@@ -8,6 +8,12 @@ its plugin's host kernel beside that backend when it has one
 (:mod:`mskernel.runtime.host_kernels`), else on the next capable backend under the fallback
 policy (``MSKERNEL_FALLBACK`` = allow / warn / deny, default warn), with its inputs and outputs
 transferred — the same rules the partitioner applies to graphs.
+
+An effectful op (``OpDef.effectful``: a collective, an I/O op) whose ``!token`` is its last
+input and last output is applied to its tensors alone: under a trace the token is the trace's
+(:meth:`~mskernel.frontend.trace.Trace.record`), so effects are recorded in program order; in
+eager mode each call runs at once, in order.  The result is its tensor outputs (the token
+left out); interposers see the op without its token too.
 """
 
 from __future__ import annotations
@@ -22,11 +28,13 @@ from ..errors import BackendError, OpError
 from ..hooks.host import host
 from ..ir.builder import GraphBuilder
 from ..ir.graph import Graph, attr_key
+from ..ir.types import TOKEN
 from ..runtime.backend import Backend, CompileOptions, DeviceArray
 from ..runtime.executor import installed_host_kernels, transfer
 from ..runtime.expand import expand_composites
 from ..runtime.host_kernels import HostKernelExecutable
 from ..runtime.partition import FallbackWarning
+from ..runtime.state import TOKEN_VALUE
 from .device import current_device
 from ..ir.source import user_location
 from .tensor import Tensor
@@ -78,7 +86,7 @@ def apply(op: str, *args: Tensor, regions: Sequence[Graph] = (), **attrs: Any) -
 
     An effectful op (``OpDef.effectful``) is applied without its ``!token``: the trace
     threads its state token through it (:meth:`~.trace.Trace.record`), so effects keep the
-    order in which they were applied; such an op can only be traced."""
+    order in which they were applied; eagerly it runs at once, as every op does."""
     stack = _interposers.get()
     if stack:
         return _through(stack, len(stack) - 1, op, args, attrs, tuple(regions))
@@ -135,20 +143,30 @@ def _escaped(op: str, tensor: Tensor) -> Exception:
 
 
 class _EagerKernel:
-    """One cached eager op: its executable, the backend it runs on, output arity."""
+    """One cached eager op: its executable, the backend it runs on, output arity, and
+    whether it is effectful (then its graph takes and returns a token after the tensors)."""
 
-    __slots__ = ("executable", "runs_on", "home", "multi")
+    __slots__ = ("executable", "runs_on", "home", "multi", "effectful")
 
-    def __init__(self, executable: Any, runs_on: Backend, home: Backend, multi: bool) -> None:
+    def __init__(self, executable: Any, runs_on: Backend, home: Backend, multi: bool,
+                 effectful: bool = False) -> None:
         self.executable = executable
         self.runs_on = runs_on
         self.home = home
         self.multi = multi
+        self.effectful = effectful
 
     def __call__(self, arrays: list[DeviceArray]) -> list[DeviceArray]:
+        if self.effectful:
+            return self._run_effect(arrays)
         if self.runs_on is self.home:
             return self.executable.run(arrays)
         outs = self.executable.run([transfer(a, self.runs_on) for a in arrays])
+        return [transfer(o, self.home) for o in outs]
+
+    def _run_effect(self, arrays: list[DeviceArray]) -> list[DeviceArray]:
+        moved = [transfer(a, self.runs_on) for a in arrays]
+        outs = self.executable.run([*moved, TOKEN_VALUE])[:-1]
         return [transfer(o, self.home) for o in outs]
 
 
@@ -202,28 +220,30 @@ def _home_backend(op: str, args: Sequence[Tensor]) -> Backend:
 def _compile_eager(op: str, home: Backend, args: Sequence[Tensor], attrs: dict[str, Any],
                    regions: Sequence[Graph]) -> _EagerKernel:
     builder = GraphBuilder(op, host().ops)
-    if builder.registry.get(op).effectful:
-        loc = user_location()
-        raise OpError(f"op '{op}'{f' at {loc}' if loc else ''} has side effects ordered by a "
-                      "trace's state token: it can only be applied under @jit or a trace")
     inputs = [builder.input(a.type) for a in args]
+    effectful = not regions and builder.registry.get(op).effectful
+    if effectful:  # ordered after everything so far: the caller's token
+        inputs.append(builder.input(TOKEN, "token"))
     try:
         node, multi = builder.make_node(op, inputs, attrs, regions=regions)
     except OpError:  # rebuild the message with the user's line
         node, multi = builder.make_node(op, inputs, attrs, regions=regions, loc=user_location())
+    if effectful:
+        multi = len(node.outputs) != 2
     builder.append(node)
     graph = builder.build(list(node.outputs))
     capabilities = home.capabilities()
     if not capabilities.supports(node):
         expanded = expand_composites(graph, capabilities, host().ops)
         if expanded.expansions:  # a composite running on home as its decomposition
-            return _EagerKernel(home.compile(expanded.graph, _EAGER_OPTIONS), home, home, multi)
+            return _EagerKernel(home.compile(expanded.graph, _EAGER_OPTIONS), home, home, multi,
+                                effectful)
         kernel = installed_host_kernels().get(op)  # a plugin's host kernel?
         if kernel is not None and kernel.reason_unsupported(node) is None:
             executable = HostKernelExecutable(graph, home, {op: kernel})
-            return _EagerKernel(executable, home, home, multi)
+            return _EagerKernel(executable, home, home, multi, effectful)
     runs_on = _capable_backend(home, node, op)
-    return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi)
+    return _EagerKernel(runs_on.compile(graph, _EAGER_OPTIONS), runs_on, home, multi, effectful)
 
 
 _warned: set[tuple[str, str]] = set()

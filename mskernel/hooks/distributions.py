@@ -23,6 +23,7 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-onnx": ("export", "load"),
     "mskernel-linalg": tuple(f"ops.{n}" for n in
                              ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")),
+    "mskernel-parallel": ("communication", "parallel"),
     "mskernel-quantum": ("quantum",),
     "mskernel-federated": ("federated",),
     "mskernel-reinforcement": ("rl",),

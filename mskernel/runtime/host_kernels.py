@@ -20,8 +20,11 @@ semantics, so a plugin's NumPy implementation serves as both:
   shape is an error naming the op and the plugin);
 - it is a pure function of its inputs and attributes, callable from any thread.
 
-Only nodes whose inputs and outputs are all tensors, without regions, of the ``dtypes`` given
-(``None``: any) run on a host kernel.
+Only nodes whose inputs and outputs are tensors, without regions, of the ``dtypes`` given
+(``None``: any) run on a host kernel — and ``!token`` s, for an effectful op (a collective, a
+file write): the kernel receives ``TOKEN_VALUE`` for its token and returns ``TOKEN_VALUE`` for
+the token it produces, as the op's reference semantics does; the token orders the node among
+the graph's other effects wherever the partitioner places it.
 
 Where it runs.  The partitioner gives a node to the preferred backend when that backend claims
 its op (a GPU backend with its own kernel for it wins).  Otherwise, when the op has a host
@@ -39,14 +42,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
-import numpy as np
 
 from ..errors import PluginError
 from ..ir.dtypes import DType, dtype as to_dtype
 from ..ir.graph import Graph, Node, Value
-from ..ir.types import TensorType
+from ..ir.types import TensorType, TokenType
 from .backend import Backend, Executable, OpSupport
 from .interpreter import call_kernel
+from .state import TOKEN_VALUE
 
 #: The rule kind under which a plugin registers the :class:`HostKernel` of one of its ops.
 HOST_KERNEL_RULE = "host_kernel"
@@ -73,8 +76,9 @@ class HostKernel:
         """``None`` when this kernel runs ``node``, else why not."""
         if node.regions:
             return "a host kernel does not run nodes with regions"
-        if not all(isinstance(v.type, TensorType) for v in (*node.inputs, *node.outputs)):
-            return "a host kernel takes and returns tensors only"
+        if not all(isinstance(v.type, (TensorType, TokenType))
+                   for v in (*node.inputs, *node.outputs)):
+            return "a host kernel takes and returns tensors and tokens only"
         dtypes: Optional[frozenset[DType]] = self.dtypes  # type: ignore[assignment]
         return OpSupport(dtypes=dtypes).reason_unsupported(node)
 
@@ -104,15 +108,20 @@ class HostKernelExecutable(Executable):
 
     def run(self, args: Sequence[Any]) -> list[Any]:
         to_host = self.backend.to_host
-        env: dict[Value, np.ndarray] = {v: to_host(a) for v, a in zip(self.graph.inputs, args)}
+        env: dict[Value, Any] = {v: a if a is TOKEN_VALUE else to_host(a)
+                                 for v, a in zip(self.graph.inputs, args)}
         for node, kernel in self.kernels.items():
             arrays = [_read_only(env[v]) for v in node.inputs]
             what = f"host kernel ({kernel.owner})"
             env.update(zip(node.outputs, call_kernel(node, kernel.fn, arrays, what=what)))
-        return [self.backend.to_device(env[v], v.type) for v in self.graph.outputs]  # type: ignore[arg-type]
+        to_device = self.backend.to_device
+        return [to_device(env[v], v.type) if isinstance(v.type, TensorType) else env[v]
+                for v in self.graph.outputs]
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
+def _read_only(array: Any) -> Any:
+    if array is TOKEN_VALUE:
+        return array
     view = array.view()
     view.flags.writeable = False
     return view

@@ -86,7 +86,7 @@ def test_a_kernel_covers_its_dtypes_and_tensor_only_nodes(subset_backend):
     kernel = HostKernel(lambda *a, **k: None)
     b = GraphBuilder()
     b.op("ref_load", b.input(RefType(tensor_type("f32", (2,))), "cell"), b.input(TOKEN, "t"))
-    assert "tensors only" in kernel.reason_unsupported(b.nodes[-1])
+    assert "tensors and tokens only" in kernel.reason_unsupported(b.nodes[-1])
 
 
 def test_results_are_checked_and_inputs_are_read_only(subset_backend):

@@ -35,6 +35,9 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
 - host kernels of a plugin's own ops: :class:`HostKernel`, :data:`HOST_KERNEL_RULE`;
+- the data-parallel seam: :data:`DATA_PARALLEL_RULE`, :class:`DataParallelGroup`,
+  :func:`data_parallel_group` (a training or data plugin asks whether this process is one of
+  several data-parallel ranks);
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
   :class:`PassResult`, :class:`PassManager`, :func:`run_pipeline`, :class:`PassReport`,
   :class:`PipelineResult`, :class:`Patterns`, :class:`Pat`, :class:`PatternPass`,
@@ -117,6 +120,7 @@ from mskernel.testing import (
 )
 from mskernel.testing.accumulation import on_magnitudes
 
+from .data_parallel import DATA_PARALLEL_RULE, DataParallelGroup, data_parallel_group
 from .kit.gradients import VJPBuilder
 from .models import read_model
 from .opset import core_ops
@@ -129,23 +133,23 @@ __version__ = "0.1.0"
 __all__ = [
     "ACCUMULATION_RULE", "Accumulation", "ApplyResult", "Attr", "Availability", "Backend",
     "BackendError", "BackendRegistry", "Capabilities", "CommandRegistry", "CompileOptions",
-    "ContainerKind", "DType", "DeviceArray", "EinsumTerm", "Emitter", "Executable",
-    "FUSED_TRAIT", "FileFormatError", "Graph", "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel",
-    "InferError", "Interposer", "Model", "ModelReaderRegistry", "MskernelError",
-    "NamespaceRegistry", "Node", "OpDef", "OpError", "OpLookup", "OpRegistry", "OpSample",
-    "OpSchema", "OpSupport", "PLUGIN_API_VERSION", "Parameter", "Pass", "PassContext",
-    "PassManager", "PassRegistry", "PassReport", "PassResult", "Pat", "PatternPass", "Patterns",
-    "PipelineResult", "PluginError", "PluginHooks", "PluginInfo", "RefCell", "RefType",
-    "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE",
-    "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
-    "active_trace", "apply", "as_storage", "assert_close", "avg_divisors", "bfloat16_from_bits",
-    "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops", "core_requirement",
-    "do_not_convert", "dtype", "hookimpl", "interpose", "load_model", "make_node",
-    "map_regions", "normalize_axes", "on_magnitudes", "op_registry", "outside_traces",
-    "parse_einsum", "quote_name", "random_array", "read_container", "read_model",
+    "ContainerKind", "DATA_PARALLEL_RULE", "DType", "DataParallelGroup", "DeviceArray",
+    "EinsumTerm", "Emitter", "Executable", "FUSED_TRAIT", "FileFormatError", "Graph",
+    "GraphBuilder", "HOST_KERNEL_RULE", "HostKernel", "InferError", "Interposer", "Model",
+    "ModelReaderRegistry", "MskernelError", "NamespaceRegistry", "Node", "OpDef", "OpError",
+    "OpLookup", "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION",
+    "Parameter", "Pass", "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult",
+    "Pat", "PatternPass", "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo",
+    "RefCell", "RefType", "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn",
+    "Scope", "TOKEN_VALUE", "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder",
+    "Value", "Window", "active_trace", "apply", "as_storage", "assert_close", "avg_divisors",
+    "bfloat16_from_bits", "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops",
+    "core_requirement", "data_parallel_group", "do_not_convert", "dtype", "hookimpl", "interpose",
+    "load_model", "make_node", "map_regions", "normalize_axes", "on_magnitudes", "op_registry",
+    "outside_traces", "parse_einsum", "quote_name", "random_array", "read_container", "read_model",
     "reduced_shape", "register_plugin", "require_kind", "require_tensor", "rewrite_nodes",
-    "rule_registry", "run_pipeline", "run_reference", "same_dtype", "sample_graph",
-    "samples_for", "save_model", "tensor_type", "tolerance", "tolerance_for_reduction",
-    "trace_function", "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened",
-    "write_atomically", "write_container",
+    "rule_registry", "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for",
+    "save_model", "tensor_type", "tolerance", "tolerance_for_reduction", "trace_function",
+    "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
+    "write_container",
 ]

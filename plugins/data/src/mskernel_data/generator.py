@@ -59,6 +59,9 @@ class GeneratorDataset(MappableSource):
     def get_col_names(self) -> list[str]:
         return list(self._names)
 
+    def _shardable(self) -> bool:
+        return self._random_access
+
     def _length(self) -> int:
         if self._random_access:
             return len(self.source)

@@ -10,6 +10,11 @@ gets ``ceil(n / num_shards)`` rows, the order wrapping around to fill the last o
 shards see the same shuffle (same seed), so together they cover the dataset once.  A
 ``sampler`` (:mod:`.samplers`) takes the place of all four of ``shuffle``, ``num_samples``,
 ``num_shards`` and ``shard_id``.
+
+Data parallel: a source given neither ``num_shards`` nor a ``sampler`` reads one shard per rank
+when this process is one of several data-parallel ranks (a plugin says so through
+:func:`mskernel_sdk.data_parallel_group`, consulted when a pass starts): shard ``rank`` of
+``size``, as MindSpore scripts pass ``num_shards=get_group_size(), shard_id=get_rank()``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any, Iterator, Optional, Union
 
 import numpy as np
+from mskernel_sdk import data_parallel_group
 
 from .dataset import Dataset
 from .errors import DatasetError
@@ -100,20 +106,35 @@ class MappableSource(Dataset):
         n = self._length()
         return rng.permutation(n) if self.shuffle_mode else np.arange(n)
 
+    def _shard_assignment(self) -> tuple[Optional[int], Optional[int]]:
+        """``(num_shards, shard_id)``: the given ones, else one shard per data-parallel rank,
+        else ``(None, None)``."""
+        if self.num_shards is not None or self.sampler is not None or not self._shardable():
+            return self.num_shards, self.shard_id
+        group = data_parallel_group()
+        shard = None if group is None else group.dataset_shard()
+        return (None, None) if shard is None else shard
+
+    def _shardable(self) -> bool:
+        """Whether rows can be split by index (an iterable source cannot)."""
+        return True
+
     def _count(self) -> float:
         n = self._length()
         if self.sampler is not None:
             return self.sampler.count(n)
-        if self.num_shards is not None:
-            n = math.ceil(n / self.num_shards)
+        num_shards, _ = self._shard_assignment()
+        if num_shards is not None:
+            n = math.ceil(n / num_shards)
         return n if self.num_samples is None else min(n, self.num_samples)
 
     def _sample(self, rng: np.random.Generator) -> np.ndarray:
         if self.sampler is not None:
             return self.sampler.rows(self._length(), rng)
         order = self._order(rng)
-        if self.num_shards is not None:
-            order = shard_order(order, self.num_shards, self.shard_id)
+        num_shards, shard_id = self._shard_assignment()
+        if num_shards is not None:
+            order = shard_order(order, num_shards, shard_id)
         return order[:self.num_samples]
 
     def _rows_fn(self, plan: Plan, node: int) -> RowsFn:

@@ -27,6 +27,7 @@ import time
 from typing import Any, Callable, Optional, Sequence
 
 import numpy as np
+from mskernel_sdk import data_parallel_group
 from tqdm import tqdm
 
 from .checkpoint import save_checkpoint
@@ -217,7 +218,11 @@ class ModelCheckpoint(Callback):
     """Saves checkpoints ``<directory>/<prefix>-<epoch>_<step in epoch>.ckpt`` as ``config``
     says (default: every step, the newest 5 kept), atomically.  A resumed run loads the
     newest one (``latest_ckpt_file_name``) into fresh objects with
-    :func:`~mskernel_nn.checkpoint.load_checkpoint`."""
+    :func:`~mskernel_nn.checkpoint.load_checkpoint`.
+
+    Data parallel (see :func:`mskernel_sdk.data_parallel_group`): the replicas are equal, so
+    rank 0 alone writes each file; every rank waits until it is written, so any rank may load
+    it as soon as the callback returns."""
 
     def __init__(self, prefix: str = "CKP", directory: Optional[str] = None,
                  config: Optional[CheckpointConfig] = None) -> None:
@@ -252,7 +257,10 @@ class ModelCheckpoint(Callback):
                 append["step_num"] = cb.cur_step_num
             else:
                 append.update(item)
-        save_checkpoint(self.config.saved_network or cb.train_network, path, append_dict=append)
+        group = data_parallel_group()
+        if group is None or group.rank == 0:
+            save_checkpoint(self.config.saved_network or cb.train_network, path,
+                            append_dict=append)
         self._last_saved_step = cb.cur_step_num
         self.latest_ckpt_file_name = path
         if path in self._saved:
@@ -260,8 +268,10 @@ class ModelCheckpoint(Callback):
         self._saved.append(path)
         while len(self._saved) > self.config.keep_checkpoint_max:
             old = self._saved.pop(0)
-            if os.path.exists(old):
+            if os.path.exists(old) and (group is None or group.rank == 0):
                 os.remove(old)
+        if group is not None:
+            group.barrier()
 
 
 _HIGHER_IS_BETTER = ("acc", "precision", "recall", "f1", "fbeta", "auc", "map")

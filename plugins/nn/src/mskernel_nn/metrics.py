@@ -12,6 +12,7 @@ by default, ``[0]`` for :class:`Loss`.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Optional, Sequence
 
 import numpy as np
@@ -48,6 +49,31 @@ class Metric:
 
     def eval(self) -> Any:
         raise NotImplementedError
+
+    #: the attributes holding what ``update`` accumulated, each a count or sum over examples
+    #: (so the state of several ranks' data is their elementwise sum); ``()``: not mergeable
+    accumulators: tuple[str, ...] = ()
+
+    def merge_over(self, group: Any) -> None:
+        """Make this metric the one of every rank's data: sum its :attr:`accumulators` over
+        the ranks of ``group`` (a :class:`mskernel_sdk.DataParallelGroup`).  A metric without
+        accumulators stays this rank's, with a warning."""
+        if not self.accumulators:
+            warnings.warn(f"{type(self).__name__} declares no accumulators, so its value covers "
+                          f"rank {group.rank}'s share of the data only", stacklevel=2)
+            return
+        if any(getattr(self, name) is None for name in self.accumulators):
+            raise ValueError(f"{type(self).__name__}: rank {group.rank} evaluated no examples, "
+                             "so there is nothing to merge over the ranks")
+        values = [np.asarray(getattr(self, name), np.float64) for name in self.accumulators]
+        flat = group.sum_over_ranks(np.concatenate([v.reshape(-1) for v in values]))
+        offset = 0
+        for name, value in zip(self.accumulators, values):
+            merged = flat[offset:offset + value.size].reshape(value.shape)
+            offset += value.size
+            old = getattr(self, name)
+            setattr(self, name, type(old)(merged) if np.isscalar(old) else
+                    merged.astype(np.asarray(old).dtype))
 
     def __call__(self, *inputs: Any) -> Any:
         """Clear, update with one batch and evaluate."""
@@ -86,6 +112,8 @@ def _class_labels(y_pred: np.ndarray, y: np.ndarray, who: str) -> tuple[np.ndarr
 
 class _HitRate(Metric):
     """The fraction of examples a subclass's ``update`` counts as hits (``_add(hits)``)."""
+
+    accumulators = ("_correct", "_total")
 
     def clear(self) -> None:
         self._correct = 0
@@ -126,6 +154,8 @@ class Accuracy(_HitRate):
 
 class _PerClass(Metric):
     """Counts per class of true positives, predicted positives and actual positives."""
+
+    accumulators = ("_counts",)
 
     def clear(self) -> None:
         self._counts: Optional[np.ndarray] = None  # [3, classes]
@@ -290,6 +320,7 @@ class Loss(Metric):
     losses counted one by one)."""
 
     default_indexes = (0,)
+    accumulators = ("_sum", "_count")
 
     def clear(self) -> None:
         self._sum = 0.0

@@ -30,7 +30,7 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from mskernel import jit as compile_jit
-from mskernel_sdk import Tensor
+from mskernel_sdk import Tensor, data_parallel_group
 
 from .callbacks import Callback, CallbackParam, RunContext
 from .cell import Cell
@@ -102,12 +102,17 @@ class Model:
     ``metrics``: a dict name → :class:`~mskernel_nn.metrics.Metric`, or a set of metric names
     (``{"accuracy", "loss"}``).  ``eval_network``: your own evaluation cell; ``eval_indexes``
     picks ``(loss, outputs, label)`` from its outputs.  ``jit``: graph mode for every step.
+    ``parallel_mode`` (``"data_parallel"``; default: the process-wide setting of the plugin
+    providing the ranks) trains data parallel: see :class:`TrainOneStepCell`; evaluation then
+    sums each metric's counts over the ranks, so every rank gets the metric of all the ranks'
+    data.
     """
 
     def __init__(self, network: Cell, loss_fn: Any = None, optimizer: Optional[Optimizer] = None,
                  metrics: Union[Mapping[str, Metric], Iterable[str], None] = None,
                  eval_network: Optional[Cell] = None,
-                 eval_indexes: Optional[Sequence[int]] = None, jit: bool = True) -> None:
+                 eval_indexes: Optional[Sequence[int]] = None, jit: bool = True,
+                 parallel_mode: Optional[str] = None) -> None:
         if not isinstance(network, Cell):
             raise TypeError(f"Model: network must be a Cell, got {type(network).__name__}")
         if optimizer is not None and not isinstance(optimizer, Optimizer):
@@ -123,7 +128,7 @@ class Model:
         self._jit = jit
         with_loss = network if loss_fn is None else WithLossCell(network, loss_fn)
         self._train_network = (with_loss if optimizer is None
-                               else TrainOneStepCell(with_loss, optimizer))
+                               else TrainOneStepCell(with_loss, optimizer, parallel_mode))
         self._eval_network = eval_network or WithEvalCell(network, loss_fn)
         self._eval_indexes = None if eval_indexes is None else list(eval_indexes)
         self._steps: dict[str, Any] = {}
@@ -247,6 +252,10 @@ class Model:
                     metric.update(*picked)
                 cb.cur_step_num += 1
                 cbs.on_eval_step_end(run_context)
+        group = data_parallel_group()
+        if group is not None:
+            for metric in metrics.values():
+                metric.merge_over(group)
         cb.eval_results = {name: metric.eval() for name, metric in metrics.items()}
         cbs.on_eval_epoch_end(run_context)
         cbs.on_eval_end(run_context)

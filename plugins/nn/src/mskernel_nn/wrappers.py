@@ -16,10 +16,10 @@ training network loads into the bare network and back.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Optional
 
-from mskernel_sdk import Tensor
 from mskernel_autodiff.api import value_and_grad
+from mskernel_sdk import Tensor, data_parallel_group
 
 from .cell import Cell
 from .optim.optimizer import Optimizer
@@ -70,9 +70,15 @@ class TrainOneStepCell(Cell):
     :class:`WithLossCell`, returning a scalar), its gradients with respect to the optimizer's
     parameters, and the optimizer's update.  Returns the loss (computed before the update).
     Run it under ``mskernel.jit`` to compile the whole step into one graph; the optimizer's
-    state lives in Parameters, so the compiled step updates everything in place."""
+    state lives in Parameters, so the compiled step updates everything in place.
 
-    def __init__(self, network: Cell, optimizer: Optimizer) -> None:
+    Data parallel: when a plugin runs this process as one of several ranks (mskernel-parallel,
+    through :func:`mskernel_sdk.data_parallel_group`) in ``data_parallel`` mode — set by
+    ``parallel_mode`` here or process-wide by ``set_auto_parallel_context`` — the gradients
+    are combined over the ranks before the update, inside the step's graph."""
+
+    def __init__(self, network: Cell, optimizer: Optimizer,
+                 parallel_mode: Optional[str] = None) -> None:
         super().__init__(auto_prefix=False)
         _check_cell(network, "network", "TrainOneStepCell")
         if not isinstance(optimizer, Optimizer):
@@ -81,8 +87,13 @@ class TrainOneStepCell(Cell):
         self.network = network
         self.optimizer = optimizer
         self.weights = optimizer.parameters
+        self.data_parallel = data_parallel_group(parallel_mode)
+        if self.data_parallel is not None:
+            self.data_parallel.prepare(self.weights)
 
     def construct(self, *inputs: Any) -> Tensor:
         loss, grads = value_and_grad(self.network, None, weights=self.weights)(*inputs)
+        if self.data_parallel is not None:
+            grads = self.data_parallel.reduce_gradients(grads)
         self.optimizer(grads)
         return loss

@@ -1,0 +1,58 @@
+"""The module named by the ``mskernel.plugins`` entry point ``parallel``: registers the
+collective ops with their host kernels, derivative rules and samples, the data-parallel
+provider that mskernel-nn and mskernel-data consult, the namespaces
+``mskernel.communication`` and ``mskernel.parallel``, and ``mskernel run``.  Importing it
+loads neither MPI nor the rest of the plugin."""
+
+from __future__ import annotations
+
+from mskernel_sdk import DATA_PARALLEL_RULE, HOST_KERNEL_RULE, SAMPLES_RULE, PluginInfo, hookimpl
+
+from . import __version__
+
+
+@hookimpl
+def mskernel_plugin_info() -> PluginInfo:
+    return PluginInfo(
+        name="parallel", version=__version__, kind="library",
+        provides=["namespace:communication", "namespace:parallel", "ops:parallel.*",
+                  "rules:parallel.*", "host_kernels:parallel.*", "command:run",
+                  f"rules:{DATA_PARALLEL_RULE}"],
+        description="distributed training on MPI: collectives, data parallel, parameter "
+                    "server, the mskernel run launcher")
+
+
+@hookimpl
+def mskernel_register_ops(registry) -> None:
+    from .ops import OPS
+
+    registry.define_all(OPS)
+
+
+@hookimpl
+def mskernel_register_rules(rules) -> None:
+    from .data_parallel import PROVIDER
+    from .ops import HOST_KERNELS
+    from .rules import RULES
+    from .samples import SAMPLES
+
+    for op, kernel in HOST_KERNELS.items():  # run beside any backend
+        rules.register(HOST_KERNEL_RULE, op, kernel)
+    for kind, op, rule in RULES:  # read by mskernel-autodiff
+        rules.register(kind, op, rule)
+    for op, samples in SAMPLES.items():  # read by mskernel-sdk's conformance kit
+        rules.register(SAMPLES_RULE, op, samples)
+    rules.register(DATA_PARALLEL_RULE, "parallel", PROVIDER)  # read by mskernel-nn, -data
+
+
+@hookimpl
+def mskernel_register_namespaces(namespaces) -> None:
+    namespaces.register("communication", "mskernel_parallel.communication")
+    namespaces.register("parallel", "mskernel_parallel.api")
+
+
+@hookimpl
+def mskernel_add_cli(commands) -> None:
+    from .launcher import configure, main
+
+    commands.add("run", "run a script on N ranks (processes) with MPI", configure, main)
