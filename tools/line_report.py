@@ -8,8 +8,9 @@ a one-line change made in the commit that needs the room, with the reason in its
 The budget, 20,000 lines, was set when the core held 17.1k, with about 2k more under way:
 decompositions of the composite ops, the generic batch-norm fold and pipeline helpers, the
 kernel-tolerance helpers; it rose to 20,100 for MindSpore's functional op names and the ops
-composed of core ones (``mskernel.ops``, which every user has, is where they belong).
-Past that, a new subsystem belongs in a plugin, or the budget rises
+composed of core ones (``mskernel.ops``, which every user has, is where they belong), then to
+20,600 for the fft primitive, the accumulation bounds every backend's conformance run uses and
+effect tokens for eager collectives and host kernels.  Past that, a new subsystem belongs in a plugin, or the budget rises
 by a stated decision.  Plugins and the SDK are reported but not capped — they are the place
 to grow.
 
@@ -26,9 +27,12 @@ from pathlib import Path
 from typing import Iterable, Optional
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The most lines of Python the core package may hold (see the module docstring).  20,120:
-#: the primitive op fft (schema, reference, samples; its functional ops live in a plugin).
-CORE_BUDGET = 20_120
+#: The most lines of Python the core package may hold (see the module docstring).  20,600:
+#: the primitive op fft (schema, reference, samples; its functional ops live in a plugin),
+#: the order-independent accumulation bounds every backend's conformance run compares with
+#: (``mskernel/testing/accumulation.py``, ~330 lines), and effect tokens for eager collectives
+#: and host kernels (~40 lines).
+CORE_BUDGET = 20_600
 NATIVE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 
 
