@@ -10,7 +10,6 @@ import multiprocessing
 import os
 import signal
 import time
-from pathlib import Path
 
 import gymnasium as gym
 from gymnasium.envs.classic_control import CartPoleEnv
@@ -30,15 +29,24 @@ class FailingCartPole(CartPoleEnv):
     def step(self, action):
         self.steps += 1
         if self.mode != "none" and self.steps == self.at_step and in_actor_process():
-            if not self.marker or not Path(self.marker).exists():
-                if self.marker:
-                    Path(self.marker).touch()
+            if self._first_failure():
                 if self.mode == "kill":
                     os.kill(os.getpid(), signal.SIGKILL)
                 if self.mode == "raise":
                     raise RuntimeError("the simulator lost its state")
                 time.sleep(600)   # "hang": the learner's deadline ends it
         return super().step(action)
+
+    def _first_failure(self) -> bool:
+        """Whether this process fails now: always without a marker, else only the process
+        that creates the marker (O_EXCL: two actors reaching the step together fail once)."""
+        if not self.marker:
+            return True
+        try:
+            os.close(os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+        except FileExistsError:
+            return False
+        return True
 
 
 gym.register("FailingCartPole-v0", entry_point=FailingCartPole, max_episode_steps=500)
