@@ -1,8 +1,8 @@
 """Checking exported models against the reference: ONNX's checker with strict shape
 inference, then ONNX Runtime (the test oracle) on the same inputs.
 
-ONNX Runtime has no kernel for some types an ONNX op takes (complex tensors at all, float64
-trigonometry and convolutions, ``Where`` on bool and uint8, ...), and where it expands an op
+ONNX Runtime has no kernel for some types an ONNX op takes (float64 trigonometry and
+convolutions, ``Where`` on bool and uint8, ...), and where it expands an op
 it lacks into the op's ONNX function it may build nodes its own type check rejects (``Clip``
 on bfloat16 at opset 13 becomes a ``Where`` that opset 13 does not allow on bfloat16).  A
 model it cannot run for those reasons is a *runtime gap*, reported as such: the model has
