@@ -1,0 +1,83 @@
+"""The gpu backend: NVIDIA GPUs through CuPy, cuBLAS, cuDNN and kernels generated for NVRTC.
+
+- Availability: :func:`.probe.probe` — the driver, its devices, CuPy and the CUDA libraries;
+  the reason names what is missing and lists everything probed.
+- Capabilities: the kernel table (:mod:`.kernels`) in every dtype (bfloat16 computed in
+  float32), the fused op, and the ops a program runs itself (``constant``, ``ref_load``,
+  ``ref_store``).  :data:`.kernels.FALLBACK` lists the rest with the reason.  Capabilities are
+  data, the same with or without a device, so ``mskernel plugins info gpu`` and ``explain``
+  show the placement anywhere.
+- Transfers: host to device through a pinned staging buffer, asynchronously on the copy
+  stream; device to host into pinned memory, then waiting for the copy.
+- Compilation: the pipeline ``gpu.O<opt_level>`` (:mod:`.passes`), then a
+  :class:`~.executable.Program` on the executable's own stream (a CUDA graph from the second
+  run where the program allows it, from opt level 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+from mskernel_sdk import (
+    Availability, Backend, BackendError, Capabilities, CompileOptions, DeviceArray, Graph,
+    OpSupport, TensorType,
+)
+
+from .executable import GpuExecutable, Program, fused_launcher
+from .fused_op import FUSED_OP
+from .kernels import KERNELS
+from .passes import optimize
+from .probe import probe
+from .storage import to_device_storage, to_host_storage
+
+#: ops the program runs itself
+PROGRAM_OPS = ("constant", "ref_load", "ref_store")
+
+
+class GpuBackend(Backend):
+    name = "gpu"
+
+    def __init__(self) -> None:
+        self._device: Optional[Any] = None
+        self._capabilities = Capabilities(
+            {op: OpSupport() for op in (*KERNELS, FUSED_OP, *PROGRAM_OPS)})
+
+    def availability(self) -> Availability:
+        found = probe()
+        return Availability(available=found.available, reason=found.summary())
+
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    @property
+    def device(self) -> Any:
+        if self._device is None:
+            found = probe()
+            if not found.available:
+                raise BackendError(f"backend 'gpu' is unavailable: {found.summary()}")
+            from .device import device
+
+            self._device = device()
+        return self._device
+
+    def to_device(self, host: np.ndarray, type: TensorType) -> DeviceArray:
+        return DeviceArray(self, type, to_device_storage(self.device.cupy, host, type.dtype))
+
+    def to_host(self, array: DeviceArray) -> np.ndarray:
+        self.synchronize(array)
+        return to_host_storage(array.data, array.type.dtype)
+
+    def synchronize(self, array: DeviceArray) -> None:
+        self.device.cupy.cuda.Device().synchronize()
+
+    def compile(self, graph: Graph, options: CompileOptions) -> GpuExecutable:
+        device = self.device
+        result = optimize(graph, options)
+        program = Program(result.graph, device.lib, fused_launcher(device))
+        return GpuExecutable(self, graph, result.graph, program, report=result.report,
+                             graphs=options.opt_level >= 2)
+
+    def describe(self) -> str:
+        return "\n".join(probe().lines())

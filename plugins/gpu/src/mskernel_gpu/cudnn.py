@@ -1,0 +1,119 @@
+"""Convolutions on cuDNN through NVIDIA's cuDNN frontend (``nvidia-cudnn-frontend``, import
+``cudnn``): its graph API with heuristics picks an engine per shape.  CuPy 14 removed its own
+cuDNN wrappers (they had not followed cuDNN's graph API and were kept only for Chainer), and
+NVIDIA's frontend is the maintained Python route, so the backend uses it.
+
+``conv`` runs as ``conv_fprop``, ``conv_transpose`` (the gradient of a convolution with
+respect to its input) as ``conv_dgrad``, with fp32 compute for float16 storage.  A plan is
+built once per shape, dtype and geometry and kept.  Without the frontend, or where cuDNN finds
+no engine, the kernels use im2col + cuBLAS (:func:`.kernels.im2col_conv`) instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import numpy as np
+
+
+def _contiguous_strides(shape: tuple[int, ...]) -> list[int]:
+    strides, step = [], 1
+    for d in reversed(shape):
+        strides.append(step)
+        step *= max(d, 1)
+    return list(reversed(strides))
+
+
+class CudnnConv:
+    """Planned cuDNN convolutions on one handle."""
+
+    def __init__(self, cupy: Any, cudnn: Any) -> None:
+        self.cupy, self.cudnn = cupy, cudnn
+        self.handle = cudnn.create_handle()
+        self.types = {np.dtype(np.float16): cudnn.data_type.HALF,
+                      np.dtype(np.float32): cudnn.data_type.FLOAT}
+        self.plans: dict[tuple, tuple[Any, Any, Any, Any, int]] = {}
+
+    @classmethod
+    def create(cls, cupy: Any) -> Optional["CudnnConv"]:
+        """``None`` when the frontend or libcudnn is missing (im2col is used then)."""
+        try:
+            from .probe import load_library
+
+            load_library("cudnn")
+            import cudnn
+        except (ImportError, OSError):
+            return None
+        return cls(cupy, cudnn)
+
+    def supports(self, dtype: np.dtype) -> bool:
+        return np.dtype(dtype) in self.types
+
+    def _graph(self, x: Any) -> Any:
+        return self.cudnn.pygraph(io_data_type=self.types[x.dtype],
+                                  intermediate_data_type=self.cudnn.data_type.FLOAT,
+                                  compute_data_type=self.cudnn.data_type.FLOAT,
+                                  handle=self.handle)
+
+    def _tensor(self, graph: Any, shape: tuple[int, ...], dtype: np.dtype, name: str) -> Any:
+        return graph.tensor(name=name, dim=list(shape), stride=_contiguous_strides(shape),
+                            data_type=self.types[dtype])
+
+    def _build(self, graph: Any) -> int:
+        graph.validate()
+        graph.build_operation_graph()
+        graph.create_execution_plans([self.cudnn.heur_mode.A, self.cudnn.heur_mode.FALLBACK])
+        graph.check_support()
+        graph.build_plans()
+        return int(graph.get_workspace_size())
+
+    def _run(self, key: tuple, build: Any, a: Any, b: Any, shape: tuple[int, ...]) -> Any:
+        if key not in self.plans:
+            self.plans[key] = build()
+        graph, ta, tb, ty, workspace = self.plans[key]
+        y = self.cupy.empty(shape, a.dtype)
+        scratch = self.cupy.empty(workspace, np.uint8)
+        self.cudnn.set_stream(handle=self.handle,
+                              stream=self.cupy.cuda.get_current_stream().ptr)
+        graph.execute({ta: a, tb: b, ty: y}, scratch, handle=self.handle)
+        return y
+
+    def forward(self, x: Any, w: Any, geometry: Any, groups: int) -> Any:
+        kernel = w.shape[2:]
+        out = tuple((s + lo + hi - d * (k - 1) - 1) // st + 1 for s, (lo, hi), d, k, st in
+                    zip(x.shape[2:], geometry.padding, geometry.dilation, kernel,
+                        geometry.stride))
+        shape = (x.shape[0], w.shape[0], *out)
+
+        def build() -> tuple:
+            graph = self._graph(x)
+            tx = self._tensor(graph, x.shape, x.dtype, "x")
+            tw = self._tensor(graph, w.shape, w.dtype, "w")
+            ty = graph.conv_fprop(image=tx, weight=tw,
+                                  pre_padding=[lo for lo, _ in geometry.padding],
+                                  post_padding=[hi for _, hi in geometry.padding],
+                                  stride=list(geometry.stride), dilation=list(geometry.dilation))
+            ty.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
+            return graph, tx, tw, ty, self._build(graph)
+
+        key = ("fprop", x.shape, w.shape, x.dtype, geometry, groups)
+        return self._run(key, build, x, w, shape)
+
+    def backward_data(self, dy: Any, w: Any, geometry: Any, groups: int,
+                      spatial: tuple[int, ...]) -> Any:
+        shape = (dy.shape[0], w.shape[1] * groups, *spatial)
+
+        def build() -> tuple:
+            graph = self._graph(dy)
+            tdy = self._tensor(graph, dy.shape, dy.dtype, "dy")
+            tw = self._tensor(graph, w.shape, w.dtype, "w")
+            tdx = graph.conv_dgrad(loss=tdy, filter=tw,
+                                   pre_padding=[lo for lo, _ in geometry.padding],
+                                   post_padding=[hi for _, hi in geometry.padding],
+                                   stride=list(geometry.stride),
+                                   dilation=list(geometry.dilation))
+            tdx.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
+            return graph, tdy, tw, tdx, self._build(graph)
+
+        key = ("dgrad", dy.shape, w.shape, dy.dtype, geometry, groups, spatial)
+        return self._run(key, build, dy, w, shape)

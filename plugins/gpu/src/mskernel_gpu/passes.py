@@ -1,0 +1,34 @@
+"""The gpu backend's pipelines, run by :meth:`GpuBackend.compile
+<mskernel_gpu.backend.GpuBackend.compile>` after partitioning (the generic pipeline of the
+same opt level has run on the whole graph):
+
+- ``gpu.O0``: nothing, so every node reaches its own kernel (the conformance kit relies on it);
+- ``gpu.O1`` … ``gpu.O3``: ``gpu.fuse`` (:mod:`.fusion`: elementwise chains with their
+  broadcasts and the reduction reading them, one generated kernel each), then ``dce``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mskernel_sdk import CompileOptions, Graph, PipelineResult, run_pipeline
+
+from .fusion import FUSE
+
+PIPELINES: dict[str, tuple[str, ...]] = {
+    "gpu.O0": (),
+    "gpu.O1": ("gpu.fuse", "dce"),
+    "gpu.O2": ("gpu.fuse", "dce"),
+    "gpu.O3": ("gpu.fuse", "dce"),
+}
+
+
+def register(passes: Any) -> None:
+    passes.register(FUSE)
+    for name, names in PIPELINES.items():
+        passes.register_pipeline(name, names)
+
+
+def optimize(graph: Graph, options: CompileOptions) -> PipelineResult:
+    """Run the pipeline ``gpu.O<opt_level>`` on ``graph``."""
+    return run_pipeline(f"gpu.O{options.opt_level}", graph, options, backend="gpu")
