@@ -234,7 +234,7 @@ def _wrap(call: Callable[..., Any], node: Node, xp: Any, widen: bool) -> Callabl
             r = to_bfloat16_bits(xp, r) if narrow else xp.asarray(r)
             if r.dtype != dt:
                 r = r.astype(dt)
-            fixed.append(xp.ascontiguousarray(r.reshape(shape)))
+            fixed.append(xp.ascontiguousarray(r).reshape(shape))
         return tuple(fixed)
 
     return run

@@ -27,23 +27,24 @@ def device_dtype(dt: DType) -> np.dtype:
 
 def to_bfloat16_bits(xp: Any, x: Any) -> Any:
     """float32 values rounded to bfloat16 (nearest even; NaN kept) as uint16 patterns."""
-    x32 = xp.ascontiguousarray(x, dtype=np.float32)
+    x32 = xp.ascontiguousarray(x, dtype=np.float32)  # at least 1-d
     bits = x32.view(np.uint32)
     rounding = np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
     rounded = xp.where(xp.isnan(x32), bits, bits + rounding)
-    return (rounded >> np.uint32(16)).astype(np.uint16)
+    return (rounded >> np.uint32(16)).astype(np.uint16).reshape(np.shape(x))
 
 
 def from_bfloat16_bits(xp: Any, bits: Any) -> Any:
     """float32 values of bfloat16 patterns (exact)."""
-    return (xp.ascontiguousarray(bits).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    wide = xp.ascontiguousarray(bits).astype(np.uint32) << np.uint32(16)
+    return wide.view(np.float32).reshape(np.shape(bits))
 
 
 def to_device_storage(xp: Any, host: np.ndarray, dt: DType) -> Any:
     """A device copy of ``host`` (reference storage of ``dt``)."""
     if dt is bfloat16:
         return xp.asarray(to_bfloat16_bits(np, np.asarray(host, np.float32)))
-    return xp.asarray(np.ascontiguousarray(host, dtype=dt.storage))
+    return xp.asarray(np.array(host, dtype=dt.storage, order="C"))
 
 
 def to_host_storage(data: Any, dt: DType) -> np.ndarray:
