@@ -9,8 +9,8 @@ combines the partial results in shared memory — the whole chain (an exp, its s
 reads its inputs once and writes one value per row.
 
 Numerics follow the reference: every value is computed in its own dtype, float16 and
-bfloat16 in float registers rounded back to their type after each op (``__float2half_rn``,
-``__float2bfloat16_rn``: nearest even), ``erf``/``erfc``/``lgamma`` in double; NaN
+bfloat16 in float registers rounded back to their type after each op (PTX ``cvt.rn``:
+nearest even), ``erf``/``erfc``/``lgamma`` in double; NaN
 propagates through ``maximum``/``minimum`` as NumPy's.  Reductions accumulate in float
 (double for float64).
 
@@ -33,7 +33,7 @@ C_TYPES: dict[str, tuple[str, str]] = {
     "int16": ("short", "int"), "uint16": ("unsigned short", "int"), "int32": ("int", "int"),
     "uint32": ("unsigned int", "unsigned int"), "int64": ("long long", "long long"),
     "uint64": ("unsigned long long", "unsigned long long"),
-    "float16": ("__half", "float"), "bfloat16": ("__nv_bfloat16", "float"),
+    "float16": ("unsigned short", "float"), "bfloat16": ("unsigned short", "float"),
     "float32": ("float", "float"), "float64": ("double", "double"),
 }
 FLOATS = frozenset({"float16", "bfloat16", "float32", "float64"})
@@ -91,9 +91,9 @@ def _dtype(value: Value) -> DType:
 def _round(expr: str, dt: DType) -> str:
     """``expr`` (computed in the compute type) rounded to ``dt``'s values."""
     if dt.name == "float16":
-        return f"__half2float(__float2half_rn({expr}))"
+        return f"h2f(f2h({expr}))"
     if dt.name == "bfloat16":
-        return f"__bfloat162float(__float2bfloat16_rn({expr}))"
+        return f"b2f(f2b({expr}))"
     if dt.name in ("int8", "uint8", "int16", "uint16"):  # wraps after each op, as NumPy's
         return f"(int)({C_TYPES[dt.name][0]})({expr})"
     return expr
@@ -101,17 +101,17 @@ def _round(expr: str, dt: DType) -> str:
 
 def _load(pointer: str, index: str, dt: DType) -> str:
     if dt.name == "float16":
-        return f"__half2float({pointer}[{index}])"
+        return f"h2f({pointer}[{index}])"
     if dt.name == "bfloat16":
-        return f"__bfloat162float({pointer}[{index}])"
+        return f"b2f({pointer}[{index}])"
     return f"({C_TYPES[dt.name][1]}){pointer}[{index}]"
 
 
 def _store(expr: str, dt: DType) -> str:
     if dt.name == "float16":
-        return f"__float2half_rn({expr})"
+        return f"f2h({expr})"
     if dt.name == "bfloat16":
-        return f"__float2bfloat16_rn({expr})"
+        return f"f2b({expr})"
     return f"({C_TYPES[dt.name][0]})({expr})"
 
 
@@ -199,7 +199,18 @@ def _params(region: Graph, out: DType) -> str:
     return ", ".join([*ins, f"{C_TYPES[out.name][0]}* __restrict__ out", "long long n"])
 
 
-_HEADER = "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+#: float16 and bfloat16 kept as their bit patterns and converted with PTX's ``cvt`` (round to
+#: nearest even), so the kernels need no CUDA headers (NVRTC's wheel ships none)
+_HEADER = """\
+__device__ __forceinline__ float h2f(unsigned short h) {
+  float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+__device__ __forceinline__ unsigned short f2h(float f) {
+  unsigned short h; asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
+__device__ __forceinline__ float b2f(unsigned short b) {
+  return __uint_as_float(((unsigned int)b) << 16); }
+__device__ __forceinline__ unsigned short f2b(float f) {
+  unsigned short b; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(b) : "f"(f)); return b; }
+"""
 
 
 def generate(region: Graph, domain: Sequence[int], reduce: Optional[str] = None,
@@ -220,11 +231,14 @@ def generate(region: Graph, domain: Sequence[int], reduce: Optional[str] = None,
         acc = "double" if result.name == "float64" else "float"
         init, combine = {
             "sum": ("0", "a + b"),
-            "max": ("-INFINITY", "((a > b || a != a) ? a : b)"),
-            "min": ("INFINITY", "((a < b || a != a) ? a : b)"),
+            "max": ("-INF", "((a > b || a != a) ? a : b)"),
+            "min": ("INF", "((a < b || a != a) ? a : b)"),
         }[reduce]
         lines, register = _body(region, domain, "i")
         body = "\n".join(f"      {line}" for line in lines)
+        inf = "__longlong_as_double(0x7ff0000000000000LL)" if acc == "double" else \
+            "__int_as_float(0x7f800000)"
+        init = init.replace("INF", inf)
         code = (f"(PARAMS) {{\n"
                 f"  __shared__ {acc} partial[{THREADS}];\n"
                 f"  for (long long row = blockIdx.x; row < n; row += gridDim.x) {{\n"

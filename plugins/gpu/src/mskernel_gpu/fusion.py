@@ -13,12 +13,16 @@ execution order:
   elsewhere stays in memory, as the output of its own group).  A group of one node is left
   to its library kernel;
 - at a ``sum``/``max``/``min`` of float values over trailing axes whose operand is made by
-  such a group (or a single fusable node) read by nothing else, the reduction joins: the
-  kernel reduces each row as it computes it, so the elementwise result never reaches memory
-  (softmax's ``exp(x - max)`` and its ``sum``, a norm's squares and their sum).
+  such a group (or a single fusable node), the reduction joins: the kernel reduces each row as
+  it computes it, so the elementwise result never reaches memory when nothing else reads it
+  (a norm's squares and their sum).  When something else does read it (softmax's
+  ``exp(x - max)``, summed and divided), a group of at most :data:`RECOMPUTE` ops is computed
+  again inside the reduction rather than read back: a few flops per element are cheaper than
+  a round trip through memory.
 
-Every member but the root is read only inside the group, so the group is convex and the fused
-node takes the root's place.  Elementwise ops are pure: no effect is reordered.
+Every member of an elementwise group but the root is read only inside the group, so the group
+is convex and the fused node takes the root's place.  Elementwise ops are pure: no effect is
+reordered, and recomputing one changes no result.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ from mskernel_sdk import (
 
 from .codegen import FLOATS, FUSABLE, REDUCTIONS, fusable
 from .fused_op import FUSED_OP, MAX_VALUES
+
+#: the most ops a reduction computes again rather than read their result from memory
+RECOMPUTE = 8
 
 
 def _plain_fused(node: Optional[Node]) -> bool:
@@ -129,7 +136,7 @@ def fuse_reduction(node: Node, scope: Scope, context: PassContext) -> Optional[N
     producer = scope.get(x)
     t = x.type
     if (producer is None or not (fusable(producer) or _plain_fused(producer))
-            or scope.uses(x) != 1 or not isinstance(t, TensorType)
+            or not isinstance(t, TensorType)
             or t.dtype.name not in FLOATS or t.rank == 0 or 0 in t.shape):
         return None
     axes = normalize_axes(node.attrs.get("axes"), t.rank)
@@ -137,6 +144,8 @@ def fuse_reduction(node: Node, scope: Scope, context: PassContext) -> Optional[N
     if tuple(sorted(axes)) != tuple(range(t.rank - inner, t.rank)):
         return None
     members = _ordered(_expanded([producer]))
+    if scope.uses(x) != 1 and len(members) > RECOMPUTE:
+        return None
     region, operands = _region(members, f"fused_{node.outputs[0].uid}")
     return Node(FUSED_OP, tuple(operands), node.outputs,
                 {"reduce": node.op, "inner": inner,

@@ -5,7 +5,7 @@ dtype: the reference storage type for every dtype except ``bfloat16``, which CuP
 type for, kept as its 16-bit patterns (``uint16``): half the memory and the bandwidth of the
 reference's float32.  Kernels that compute read bfloat16 widened to float32 and round their
 bfloat16 results to nearest even (:func:`to_bfloat16_bits`), exactly as the reference
-rounds; the fused kernels do the same in registers (``__nv_bfloat16`` in the generated CUDA C).
+rounds; the fused kernels do the same in registers (PTX ``cvt.rn.bf16.f32``).
 
 The conversions take the array module (CuPy, or NumPy in the CPU-side tests) as ``xp``.
 """
