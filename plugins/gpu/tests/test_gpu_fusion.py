@@ -134,3 +134,30 @@ def test_forged_regions_are_refused():
         node_type.infer_types([tensor_type("f32", (1,))],
                               node_type.bind_attrs({"reduce": "none", "inner": 0}),
                               regions=(region,))
+
+
+def test_matmul_bias_relu_becomes_one_gemm_with_its_epilogue():
+    from mskernel_sdk import CompileOptions, run_pipeline
+
+    b = GraphBuilder("dense")
+    x = b.input(tensor_type("f32", (8, 4)), "x")
+    w = b.input(tensor_type("f32", (4, 3)), "w")
+    bias = b.input(tensor_type("f32", (3,)), "bias")
+    graph = b.build([b.op("relu", b.op("add", b.op("matmul", x, w), bias))])
+    fused = run_pipeline("gpu.O2", graph, CompileOptions(), backend="gpu").graph
+    assert [(n.op, n.attrs.get("activation")) for n in fused.nodes] == [
+        ("gpu.matmul_bias_act", "relu")]
+    same_results(graph, fused, (8, 4), (4, 3), (3,))
+
+
+def test_a_product_read_twice_keeps_its_own_gemm():
+    from mskernel_sdk import CompileOptions, run_pipeline
+
+    b = GraphBuilder("dense")
+    x = b.input(tensor_type("f32", (8, 4)), "x")
+    w = b.input(tensor_type("f32", (4, 3)), "w")
+    bias = b.input(tensor_type("f32", (3,)), "bias")
+    y = b.op("matmul", x, w)
+    graph = b.build([b.op("add", y, bias), y])
+    fused = run_pipeline("gpu.O2", graph, CompileOptions(), backend="gpu").graph
+    assert ops(fused) == ["matmul", "add"]

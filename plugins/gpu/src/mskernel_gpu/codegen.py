@@ -51,7 +51,7 @@ FUSABLE: dict[str, frozenset[str]] = {
     **{op: FLOATS for op in (*_NAMED, *_DOUBLE, "reciprocal", "div", "pow", "atan2")},
     "neg": FLOATS | INTEGERS, "abs": FLOATS | INTEGERS,
     "add": FLOATS | INTEGERS, "mul": FLOATS | INTEGERS,
-    "maximum": FLOATS | INTEGERS, "minimum": FLOATS | INTEGERS,
+    "maximum": FLOATS | INTEGERS, "minimum": FLOATS | INTEGERS, "relu": FLOATS | INTEGERS,
     "equal": frozenset(C_TYPES), "less": FLOATS | INTEGERS,
     "bitwise_and": INTEGERS | {"bool"}, "bitwise_or": INTEGERS | {"bool"},
     "bitwise_xor": INTEGERS | {"bool"}, "bitwise_not": INTEGERS | {"bool"},
@@ -144,6 +144,9 @@ def _expr(node: Node, args: list[str]) -> str:
         cmp = ">" if op == "maximum" else "<"
         a, b = args
         return f"(({a} {cmp} {b} || {a} != {a}) ? {a} : {b})"
+    if op == "relu":  # maximum(x, 0): NaN stays NaN
+        a = args[0]
+        return f"(({a} > 0 || {a} != {a}) ? {a} : ({ctype})0)"
     if op == "bitwise_not":
         return f"(!{args[0]})" if out.name == "bool" else f"(~{args[0]})"
     if op == "where":

@@ -42,7 +42,7 @@ from .storage import device_dtype, from_bfloat16_bits, to_bfloat16_bits, to_devi
 #: captured as a CUDA graph
 SYNCING = frozenset({"floor_divide", "remainder", "gather_nd", "scatter_nd"})
 VIEWS = frozenset({"reshape"})
-IN_PLACE = frozenset({*_UNARY, *_BINARY, FUSED_OP})
+IN_PLACE = frozenset({*_UNARY, *_BINARY, "relu", FUSED_OP})
 
 
 @dataclass

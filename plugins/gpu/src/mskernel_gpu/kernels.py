@@ -26,6 +26,8 @@ import numpy as np
 
 from mskernel_sdk import normalize_axes
 
+from .gemm import MATMUL_BIAS_ACT, kernel as matmul_bias_act, widened
+
 Kernel = Callable[..., Any]
 
 
@@ -105,6 +107,10 @@ def _remainder(lib: ArrayLib, x: Any, y: Any) -> Any:
     return lib.np.remainder(x, y)
 
 
+def _relu(lib: ArrayLib, x: Any, out: Any = None) -> Any:
+    return lib.np.maximum(x, x.dtype.type(0), out=out)
+
+
 def _where(lib: ArrayLib, cond: Any, x: Any, y: Any) -> Any:
     return lib.np.where(cond, x, y)
 
@@ -126,11 +132,6 @@ def _arg_reduction(name: str) -> Kernel:
 
 
 # --- linear algebra ----------------------------------------------------------------------
-
-def widened(x: Any) -> Any:
-    """float16 operands accumulate in float32 (cuBLAS's fp32 compute type for half GEMMs)."""
-    return x.astype(np.float32) if x.dtype == np.float16 else x
-
 
 def _matmul(lib: ArrayLib, x: Any, y: Any) -> Any:
     if x.dtype == np.float16 and lib.np is not np:  # cuBLAS: fp16 storage, fp32 accumulation
@@ -392,12 +393,12 @@ KERNELS: dict[str, Kernel] = {
     **{op: _ufunc(name) for op, name in _BINARY.items()},
     **{op: _special(name) for op, name in _SPECIAL.items()},
     "real": _part("real"), "imag": _part("imag"),
-    "div": _div, "floor_divide": _floor_divide, "remainder": _remainder, "where": _where,
+    "relu": _relu, "div": _div, "floor_divide": _floor_divide, "remainder": _remainder, "where": _where,
     "cast": _cast,
     **{op: _reduction(op if op in ("sum", "prod", "any") else f"a{op}")
        for op in ("sum", "prod", "max", "min", "any")},
     "argmax": _arg_reduction("argmax"), "argmin": _arg_reduction("argmin"),
-    "matmul": _matmul, "einsum": _einsum, "conv": _conv, "conv_transpose": _conv_transpose,
+    "matmul": _matmul, MATMUL_BIAS_ACT: matmul_bias_act, "einsum": _einsum, "conv": _conv, "conv_transpose": _conv_transpose,
     "iota": _iota, "reshape": _reshape, "transpose": _transpose,
     "broadcast_to": _broadcast_to, "concat": _concat, "slice": _slice, "pad": _pad,
     "gather_nd": _gather_nd, "scatter_nd": _scatter_nd,

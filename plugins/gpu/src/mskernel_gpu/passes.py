@@ -3,8 +3,10 @@
 same opt level has run on the whole graph):
 
 - ``gpu.O0``: nothing, so every node reaches its own kernel (the conformance kit relies on it);
-- ``gpu.O1`` … ``gpu.O3``: ``gpu.fuse`` (:mod:`.fusion`: elementwise chains with their
-  broadcasts and the reduction reading them, one generated kernel each), then ``dce``.
+- ``gpu.O1``: ``gpu.fuse`` (:mod:`.fusion`: elementwise chains with their broadcasts and the
+  reduction reading them, one generated kernel each), then ``dce``;
+- ``gpu.O2``, ``gpu.O3``: first ``gpu.fuse_gemm_epilogue`` (:mod:`.gemm`: a matmul with its
+  bias add and relu), then as ``gpu.O1``.
 """
 
 from __future__ import annotations
@@ -14,17 +16,19 @@ from typing import Any
 from mskernel_sdk import CompileOptions, Graph, PipelineResult, run_pipeline
 
 from .fusion import FUSE
+from .gemm import FUSE_GEMM_EPILOGUE
 
 PIPELINES: dict[str, tuple[str, ...]] = {
     "gpu.O0": (),
     "gpu.O1": ("gpu.fuse", "dce"),
-    "gpu.O2": ("gpu.fuse", "dce"),
-    "gpu.O3": ("gpu.fuse", "dce"),
+    "gpu.O2": ("gpu.fuse_gemm_epilogue", "gpu.fuse", "dce"),
+    "gpu.O3": ("gpu.fuse_gemm_epilogue", "gpu.fuse", "dce"),
 }
 
 
 def register(passes: Any) -> None:
     passes.register(FUSE)
+    passes.register(FUSE_GEMM_EPILOGUE)
     for name, names in PIPELINES.items():
         passes.register_pipeline(name, names)
 

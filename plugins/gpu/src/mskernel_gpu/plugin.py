@@ -39,8 +39,10 @@ def mskernel_register_backends(backends: Any) -> None:
 @hookimpl
 def mskernel_register_ops(registry: Any) -> None:
     from .fused_op import FUSED_OPDEF
+    from .gemm import OPDEF
 
     registry.define(FUSED_OPDEF)
+    registry.define(OPDEF)
 
 
 @hookimpl
@@ -52,6 +54,7 @@ def mskernel_register_passes(passes: Any) -> None:
 
 @hookimpl
 def mskernel_register_rules(rules: Any) -> None:
-    from .fused_op import FUSED_OP, samples
+    from . import fused_op, gemm
 
-    rules.register(SAMPLES_RULE, FUSED_OP, samples)
+    rules.register(SAMPLES_RULE, fused_op.FUSED_OP, fused_op.samples)
+    rules.register(SAMPLES_RULE, gemm.MATMUL_BIAS_ACT, gemm.samples)
