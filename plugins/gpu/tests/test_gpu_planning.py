@@ -1,0 +1,106 @@
+"""The program's memory plan (lifetimes, release after the last read, in-place reuse) and the
+on-disk PTX cache (private, atomic, verified before use)."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import numpy as np
+import pytest
+
+from mskernel.hooks.host import host
+from mskernel_sdk import GraphBuilder, run_reference, tensor_type
+
+from mskernel_gpu.executable import Program
+from mskernel_gpu.kernels import host_lib
+from mskernel_gpu.nvrtc import PtxCache
+
+
+@pytest.fixture(autouse=True)
+def plugins():
+    host().load_external()
+
+
+def chain():
+    b = GraphBuilder("chain")
+    x = b.input(tensor_type("f32", (64, 32)), "x")
+    e = b.op("exp", x)
+    n = b.op("neg", e)
+    s = b.op("add", n, x)
+    return b.build([b.op("mul", s, s), e])
+
+
+def test_intermediates_are_released_after_their_last_read_and_reused_in_place():
+    graph = chain()
+    program = Program(graph, host_lib())
+    ops = [s.node.op for s in program.steps]
+    assert ops == ["exp", "neg", "add", "mul"]
+    exp, neg, add, mul = program.steps
+    assert neg.in_place is None  # exp's result is a graph output: never overwritten
+    assert add.in_place == neg.writes[0]  # neg's result dies at add, which writes over it
+    assert mul.in_place is None  # add's result is read twice by mul
+    assert add.writes[0] in mul.frees
+    plan = program.memory_plan()
+    text = str(plan)
+    assert "peak" in text and "in place: step 2 (add)" in text
+    assert plan.naive_bytes == 4 * 64 * 32 * 4
+    assert plan.peak_bytes <= 3 * 64 * 32 * 4  # e, and at most two temporaries at once
+    x = np.linspace(-1, 1, 64 * 32, dtype=np.float32).reshape(64, 32)
+    for got, want in zip(program.run([x.copy()]), run_reference(graph, [x])):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_inputs_and_views_are_never_written_over():
+    b = GraphBuilder("views")
+    x = b.input(tensor_type("f32", (4, 6)), "x")
+    r = b.op("reshape", b.op("exp", x), shape=(6, 4))
+    graph = b.build([b.op("neg", r), b.op("neg", x)])
+    program = Program(graph, host_lib())
+    assert all(s.in_place is None for s in program.steps)
+
+
+def test_programs_with_host_reads_are_not_captured_as_cuda_graphs():
+    b = GraphBuilder("division")
+    x, y = (b.input(tensor_type("i32", (3,)), n) for n in "xy")
+    graph = b.build([b.op("floor_divide", x, y)])
+    assert not Program(graph, host_lib()).capturable
+    assert Program(chain(), host_lib()).capturable
+
+
+SOURCE = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }'
+
+
+def test_ptx_is_cached_privately_and_atomically(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = PtxCache()
+    ptx = cache.ptx(SOURCE, "k")
+    assert ".entry k(" in ptx
+    directory = tmp_path / "mskernel" / "gpu-ptx"
+    assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
+    (entry,) = directory.iterdir()
+    assert entry.name == f"{cache.key(SOURCE, 'compute_80')}.ptx"
+    assert stat.S_IMODE(os.stat(entry).st_mode) == 0o600
+    assert cache.ptx(SOURCE, "k") == ptx  # read back, verified
+
+
+def test_tampered_ptx_is_compiled_again(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cache = PtxCache()
+    ptx = cache.ptx(SOURCE, "k")
+    (entry,) = (tmp_path / "mskernel" / "gpu-ptx").iterdir()
+    digest, _, body = entry.read_bytes().partition(b"\n")
+    entry.write_bytes(digest + b"\n" + body + b"\n.global .u32 planted;\n")
+    with pytest.warns(RuntimeWarning, match="does not match its digest"):
+        assert cache.ptx(SOURCE, "k") == ptx
+
+
+def test_a_cache_others_can_write_is_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    directory = tmp_path / "mskernel" / "gpu-ptx"
+    directory.mkdir(parents=True)
+    directory.chmod(0o777)
+    with pytest.warns(RuntimeWarning, match="writable by others"):
+        cache = PtxCache()
+    assert ".entry k(" in cache.ptx(SOURCE, "k")
+    assert not list(directory.iterdir())
