@@ -16,24 +16,18 @@ import pytest
 from mskernel_gpu.probe import probe
 
 
-def pytest_collection_modifyitems(config, items):
+def _missing() -> str:
     found = probe()
-    if found.available:
+    return "" if found.available else "; ".join(found.missing)
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("gpu") is None:
+        return
+    missing = _missing()
+    if not missing:
         return
     if os.environ.get("MSKERNEL_REQUIRE_GPU") == "1":
-        reason = f"MSKERNEL_REQUIRE_GPU=1 but the gpu backend is unavailable: {found.summary()}"
-        fail = pytest.mark.usefixtures("_gpu_required")
-        for item in items:
-            if item.get_closest_marker("gpu") is not None:
-                item.add_marker(fail)
-        config._mskernel_gpu_missing = reason
-        return
-    skip = pytest.mark.skip(reason=f"no usable NVIDIA GPU: {'; '.join(found.missing)}")
-    for item in items:
-        if item.get_closest_marker("gpu") is not None:
-            item.add_marker(skip)
-
-
-@pytest.fixture
-def _gpu_required(request):
-    pytest.fail(request.config._mskernel_gpu_missing)
+        pytest.fail(f"MSKERNEL_REQUIRE_GPU=1 but the gpu backend is unavailable: {missing}",
+                    pytrace=False)
+    pytest.skip(f"no usable NVIDIA GPU: {missing}")

@@ -41,6 +41,9 @@ class GpuBackend(Backend):
 
     def __init__(self) -> None:
         self._device: Optional[Any] = None
+        #: the event after the latest copy or program: the next one's stream waits for it, so
+        #: work on the streams runs in the order it was issued, without blocking the host
+        self.last_event: Optional[Any] = None
         self._capabilities = Capabilities(
             {op: OpSupport() for op in (*KERNELS, FUSED_OP, *PROGRAM_OPS)})
 
@@ -63,14 +66,35 @@ class GpuBackend(Backend):
         return self._device
 
     def to_device(self, host: np.ndarray, type: TensorType) -> DeviceArray:
-        return DeviceArray(self, type, to_device_storage(self.device.cupy, host, type.dtype))
+        """Staged through pinned memory and copied asynchronously on the copy stream (the
+        staging buffer lives until the copy's event has passed)."""
+        device = self.device
+        staged = to_device_storage(np, host, type.dtype)
+        pinned = device.pinned_like(staged)
+        data = device.cupy.empty(staged.shape, staged.dtype)
+        with device.copy_stream:
+            self.wait_for_previous(device.copy_stream)
+            data.set(pinned, stream=device.copy_stream)
+            self.last_event = device.copy_stream.record()
+        device.keep_until(self.last_event, pinned)
+        return DeviceArray(self, type, data)
 
     def to_host(self, array: DeviceArray) -> np.ndarray:
-        self.synchronize(array)
-        return to_host_storage(array.data, array.type.dtype)
+        device = self.device
+        pinned = device.pinned_empty(array.data.shape, array.data.dtype)
+        with device.copy_stream:
+            self.wait_for_previous(device.copy_stream)
+            array.data.get(stream=device.copy_stream, out=pinned)
+            device.copy_stream.synchronize()
+        return to_host_storage(pinned, array.type.dtype)
+
+    def wait_for_previous(self, stream: Any) -> None:
+        if self.last_event is not None:
+            stream.wait_event(self.last_event)
 
     def synchronize(self, array: DeviceArray) -> None:
-        self.device.cupy.cuda.Device().synchronize()
+        if self.last_event is not None:
+            self.last_event.synchronize()
 
     def compile(self, graph: Graph, options: CompileOptions) -> GpuExecutable:
         device = self.device

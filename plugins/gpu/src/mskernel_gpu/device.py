@@ -31,18 +31,38 @@ class Device:
         from .cudnn import CudnnConv
 
         self.lib = ArrayLib(cupy, cupyx.scipy.special, CudnnConv.create(cupy))
+        self.copy_stream = cupy.cuda.Stream(non_blocking=True)
+        self._staging: list[tuple[Any, Any]] = []
+        self._functions: dict[str, Any] = {}
+
+    def pinned_empty(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        """A host array in page-locked memory (from CuPy's pinned pool)."""
+        import cupyx
+
+        return cupyx.empty_pinned(shape, dtype)
+
+    def pinned_like(self, host: Any) -> Any:
+        pinned = self.pinned_empty(host.shape, host.dtype)
+        pinned[...] = host
+        return pinned
+
+    def keep_until(self, event: Any, buffer: Any) -> None:
+        """Hold ``buffer`` until ``event`` has passed (asynchronous copies read it)."""
+        self._staging = [(e, b) for e, b in self._staging if not e.done]
+        self._staging.append((event, buffer))
 
     def stream(self) -> Any:
         """A new non-blocking stream (one per executable)."""
         return self.cupy.cuda.Stream(non_blocking=True)
 
-    @functools.cache
     def function(self, name: str, source: str) -> Any:
         """The loaded kernel ``name`` of generated ``source`` (PTX from the disk cache)."""
-        ptx = default_cache().ptx(source, name, self.arch)
-        module = self.cupy.cuda.function.Module()
-        module.load(ptx.encode())
-        return module.get_function(name)
+        if name not in self._functions:
+            ptx = default_cache().ptx(source, name, self.arch)
+            module = self.cupy.cuda.function.Module()
+            module.load(ptx.encode())
+            self._functions[name] = (module, module.get_function(name))
+        return self._functions[name][1]
 
 
 @functools.cache

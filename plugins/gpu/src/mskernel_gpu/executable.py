@@ -290,10 +290,12 @@ class GpuExecutable(Executable):
     def run(self, args: Sequence[Any]) -> list[Any]:
         datas = [a.data if isinstance(a, DeviceArray) else a for a in args]
         with self.stream:
+            self.backend.wait_for_previous(self.stream)
             if self._use_graph and self._runs >= 1:
                 outputs = self._replay(datas)
             else:
                 outputs = self.program.run(datas)
+            self.backend.last_event = self.stream.record()
         self._runs += 1
         return [DeviceArray(self.backend, v.type, o) if isinstance(v.type, TensorType) else o
                 for v, o in zip(self.graph.outputs, outputs)]
