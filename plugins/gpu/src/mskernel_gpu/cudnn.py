@@ -32,7 +32,7 @@ class CudnnConv:
         self.handle = cudnn.create_handle()
         self.types = {np.dtype(np.float16): cudnn.data_type.HALF,
                       np.dtype(np.float32): cudnn.data_type.FLOAT}
-        self.plans: dict[tuple, tuple[Any, Any, Any, Any, int]] = {}
+        self.plans: dict[tuple, tuple[Any, Any, Any, Any, int]] = {}  # key -> graph, tensors
 
     @classmethod
     def create(cls, cupy: Any) -> Optional["CudnnConv"]:
@@ -67,53 +67,41 @@ class CudnnConv:
         graph.build_plans()
         return int(graph.get_workspace_size())
 
-    def _run(self, key: tuple, build: Any, a: Any, b: Any, shape: tuple[int, ...]) -> Any:
+    def _convolution(self, kind: str, a: Any, w: Any, geometry: Any,
+                     shape: tuple[int, ...]) -> Any:
+        """``conv_fprop`` (``a`` the image) or ``conv_dgrad`` (``a`` the output's gradient)
+        of ``a`` with the filter ``w`` into a new array of ``shape``; planned once per key."""
+        key = (kind, a.shape, w.shape, a.dtype, geometry, shape)
         if key not in self.plans:
-            self.plans[key] = build()
-        graph, ta, tb, ty, workspace = self.plans[key]
+            graph = self._graph(a)
+            ta = self._tensor(graph, a.shape, a.dtype, "a")
+            tw = self._tensor(graph, w.shape, w.dtype, "w")
+            window = dict(pre_padding=[lo for lo, _ in geometry.padding],
+                          post_padding=[hi for _, hi in geometry.padding],
+                          stride=list(geometry.stride), dilation=list(geometry.dilation))
+            ty = (graph.conv_fprop(image=ta, weight=tw, **window) if kind == "fprop"
+                  else graph.conv_dgrad(loss=ta, filter=tw, **window))
+            ty.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
+            self.plans[key] = (graph, ta, tw, ty, self._build(graph))
+        graph, ta, tw, ty, workspace = self.plans[key]
         y = self.cupy.empty(shape, a.dtype)
         scratch = self.cupy.empty(workspace, np.uint8)
         self.cudnn.set_stream(handle=self.handle,
                               stream=self.cupy.cuda.get_current_stream().ptr)
-        graph.execute({ta: a, tb: b, ty: y}, scratch, handle=self.handle)
+        graph.execute({ta: a, tw: w, ty: y}, scratch, handle=self.handle)
         return y
 
     def forward(self, x: Any, w: Any, geometry: Any, groups: int) -> Any:
+        """The convolution of ``x`` with ``w`` (cuDNN reads the groups from ``w``'s shape)."""
         kernel = w.shape[2:]
         out = tuple((s + lo + hi - d * (k - 1) - 1) // st + 1 for s, (lo, hi), d, k, st in
                     zip(x.shape[2:], geometry.padding, geometry.dilation, kernel,
                         geometry.stride))
-        shape = (x.shape[0], w.shape[0], *out)
-
-        def build() -> tuple:
-            graph = self._graph(x)
-            tx = self._tensor(graph, x.shape, x.dtype, "x")
-            tw = self._tensor(graph, w.shape, w.dtype, "w")
-            ty = graph.conv_fprop(image=tx, weight=tw,
-                                  pre_padding=[lo for lo, _ in geometry.padding],
-                                  post_padding=[hi for _, hi in geometry.padding],
-                                  stride=list(geometry.stride), dilation=list(geometry.dilation))
-            ty.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
-            return graph, tx, tw, ty, self._build(graph)
-
-        key = ("fprop", x.shape, w.shape, x.dtype, geometry, groups)
-        return self._run(key, build, x, w, shape)
+        return self._convolution("fprop", x, w, geometry, (x.shape[0], w.shape[0], *out))
 
     def backward_data(self, dy: Any, w: Any, geometry: Any, groups: int,
                       spatial: tuple[int, ...]) -> Any:
+        """The gradient of a convolution with ``w`` with respect to its input, of
+        ``spatial`` dims, given the gradient ``dy`` of its output."""
         shape = (dy.shape[0], w.shape[1] * groups, *spatial)
-
-        def build() -> tuple:
-            graph = self._graph(dy)
-            tdy = self._tensor(graph, dy.shape, dy.dtype, "dy")
-            tw = self._tensor(graph, w.shape, w.dtype, "w")
-            tdx = graph.conv_dgrad(loss=tdy, filter=tw,
-                                   pre_padding=[lo for lo, _ in geometry.padding],
-                                   post_padding=[hi for _, hi in geometry.padding],
-                                   stride=list(geometry.stride),
-                                   dilation=list(geometry.dilation))
-            tdx.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
-            return graph, tdy, tw, tdx, self._build(graph)
-
-        key = ("dgrad", dy.shape, w.shape, dy.dtype, geometry, groups, spatial)
-        return self._run(key, build, dy, w, shape)
+        return self._convolution("dgrad", dy, w, geometry, shape)

@@ -27,7 +27,7 @@ reordered, and recomputing one changes no result.
 
 from __future__ import annotations
 
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 from mskernel_sdk import (
     Graph, Node, PassContext, PatternPass, Patterns, Scope, TensorType, Value, normalize_axes,
@@ -44,63 +44,56 @@ def _plain_fused(node: Optional[Node]) -> bool:
     return node is not None and node.op == FUSED_OP and node.attrs.get("reduce") == "none"
 
 
-def _expanded(members: Iterable[Node]) -> list[Node]:
-    """``members`` with each ``gpu.fused`` node replaced by its region's nodes, reading the
-    node's operands and defining its output."""
-    out: list[Node] = []
-    for m in members:
-        if m.op != FUSED_OP:
-            out.append(m)
-            continue
-        (region,) = m.regions
-        env: dict[Value, Value] = dict(zip(region.inputs, m.inputs))
-        env[region.outputs[0]] = m.outputs[0]
-        for inner in region.nodes:
-            outputs = tuple(env.setdefault(v, Value(v.type, v.name)) for v in inner.outputs)
-            out.append(Node(inner.op, tuple(env.get(v, v) for v in inner.inputs), outputs,
-                            inner.attrs, (), inner.loc))
-    return out
+class _RegionBuilder:
+    """Builds the closed region of a group by walking from the root to the operands: a value
+    made by a member is computed in the region (a ``gpu.fused`` member's own region inlined),
+    any other value becomes an operand of the fused node."""
+
+    def __init__(self, members: Sequence[Node], scope: Scope) -> None:
+        self.members, self.scope = set(members), scope
+        self.values: dict[Value, Value] = {}
+        self.operands: list[Value] = []
+        self.nodes: list[Node] = []
+
+    def value(self, outer: Value) -> Value:
+        if outer not in self.values:
+            producer = self.scope.get(outer)
+            if producer in self.members:
+                self.emit(producer)
+            else:
+                self.operands.append(outer)
+                self.values[outer] = Value(outer.type, outer.name)
+        return self.values[outer]
+
+    def emit(self, node: Node) -> None:
+        if node.op == FUSED_OP:  # inline: its region's inputs are its operands' values
+            (region,) = node.regions
+            inner = dict(zip(region.inputs, (self.value(v) for v in node.inputs)))
+            for n in region.nodes:
+                inner[n.outputs[0]] = self.add(n, [inner[v] for v in n.inputs])
+            self.values[node.outputs[0]] = inner[region.outputs[0]]
+        else:
+            self.values[node.outputs[0]] = self.add(node, [self.value(v) for v in node.inputs])
+
+    def add(self, node: Node, inputs: list[Value]) -> Value:
+        out = Value(node.outputs[0].type)
+        self.nodes.append(Node(node.op, tuple(inputs), (out,), node.attrs, (), node.loc))
+        return out
+
+    def build(self, root: Node, name: str) -> tuple[Graph, list[Value]]:
+        self.emit(root)
+        params = tuple(self.values[v] for v in self.operands)
+        return Graph(params, tuple(self.nodes), (self.values[root.outputs[0]],), name), \
+            self.operands
 
 
-def _ordered(members: list[Node]) -> list[Node]:
-    """``members`` so that each comes after those whose outputs it reads."""
-    made_by = {m.outputs[0]: m for m in members}
-    ordered: list[Node] = []
-    placed: set[Node] = set()
-
-    def place(node: Node) -> None:
-        if node not in placed:
-            placed.add(node)
-            for v in node.inputs:
-                if v in made_by:
-                    place(made_by[v])
-            ordered.append(node)
-
-    for m in members:
-        place(m)
-    return ordered
-
-
-def _operands(members: Sequence[Node]) -> list[Value]:
-    made = {m.outputs[0] for m in members}
-    return list(dict.fromkeys(v for m in members for v in m.inputs if v not in made))
-
-
-def _region(members: list[Node], name: str) -> tuple[Graph, list[Value]]:
-    """The closed region computing ``members`` (the root last) and the operands it takes."""
-    operands = _operands(members)
-    env: dict[Value, Value] = {v: Value(v.type, v.name) for v in operands}
-    nodes = []
-    for m in members:
-        out = Value(m.outputs[0].type)
-        nodes.append(Node(m.op, tuple(env[v] for v in m.inputs), (out,), m.attrs, (), m.loc))
-        env[m.outputs[0]] = out
-    return Graph(tuple(env[v] for v in operands), tuple(nodes),
-                 (env[members[-1].outputs[0]],), name), operands
+def _region(root: Node, members: Sequence[Node], scope: Scope) -> tuple[Graph, list[Value]]:
+    """The region computing ``root`` from ``members`` and the operands it takes."""
+    return _RegionBuilder(members, scope).build(root, f"fused_{root.outputs[0].uid}")
 
 
 def _group(root: Node, scope: Scope) -> list[Node]:
-    """The nodes fused with ``root`` (itself included, in an order that computes them)."""
+    """The nodes fused with ``root``, itself included (see the module's docstring)."""
     shape = root.outputs[0].type.shape  # type: ignore[union-attr]
     members, pending = [root], [root]
     while pending:
@@ -111,12 +104,12 @@ def _group(root: Node, scope: Scope) -> list[Node]:
                     or p.outputs[0].type.shape != shape  # type: ignore[union-attr]
                     or scope.uses(v) != sum(m.inputs.count(v) for m in members)):
                 continue
-            grown = _expanded([*members, p])
-            if len(grown) + len(_operands(grown)) > MAX_VALUES:
+            region, operands = _region(root, [*members, p], scope)
+            if len(region.nodes) + len(operands) > MAX_VALUES:
                 continue
             members.append(p)
             pending.append(p)
-    return _ordered(_expanded(members))
+    return members
 
 
 def fuse_elementwise(root: Node, scope: Scope, context: PassContext) -> Optional[Node]:
@@ -125,7 +118,7 @@ def fuse_elementwise(root: Node, scope: Scope, context: PassContext) -> Optional
     members = _group(root, scope)
     if len(members) == 1:
         return None
-    region, operands = _region(members, f"fused_{root.outputs[0].uid}")
+    region, operands = _region(root, members, scope)
     return Node(FUSED_OP, tuple(operands), root.outputs, {"reduce": "none", "inner": 0,
                                                           "keepdims": False},
                 (region,), root.loc)
@@ -143,10 +136,9 @@ def fuse_reduction(node: Node, scope: Scope, context: PassContext) -> Optional[N
     inner = len(axes)
     if tuple(sorted(axes)) != tuple(range(t.rank - inner, t.rank)):
         return None
-    members = _ordered(_expanded([producer]))
-    if scope.uses(x) != 1 and len(members) > RECOMPUTE:
+    region, operands = _region(producer, [producer], scope)
+    if scope.uses(x) != 1 and len(region.nodes) > RECOMPUTE:
         return None
-    region, operands = _region(members, f"fused_{node.outputs[0].uid}")
     return Node(FUSED_OP, tuple(operands), node.outputs,
                 {"reduce": node.op, "inner": inner,
                  "keepdims": bool(node.attrs.get("keepdims", False))},
