@@ -27,6 +27,11 @@ class Device:
         major, minor = found.devices[0].capability
         self.arch = f"compute_{major}{minor}"
         self.pool = cupy.get_default_memory_pool()  # the caching allocator
+        import numpy as np
+        from cupy._core import _routines_linalg as linalg
+
+        # float16 GEMMs on tensor cores with float32 accumulation, whatever CuPy's default
+        linalg.set_compute_type(np.float16, linalg.COMPUTE_TYPE_FP32)
         self.pinned = cupy.get_default_pinned_memory_pool()
         from .cudnn import CudnnConv
 

@@ -41,7 +41,8 @@ from .storage import device_dtype, from_bfloat16_bits, to_bfloat16_bits, to_devi
 #: kernels that read a flag back to the host (an error check): a program with them is not
 #: captured as a CUDA graph
 SYNCING = frozenset({"floor_divide", "remainder", "gather_nd", "scatter_nd"})
-VIEWS = frozenset({"reshape"})
+#: kernels whose result may share its operand's memory (a view): never written over
+VIEWS = frozenset({"reshape", "slice", "transpose", "broadcast_to"})
 IN_PLACE = frozenset({*_UNARY, *_BINARY, "relu", FUSED_OP})
 
 
@@ -199,9 +200,12 @@ class Program:
 
     @property
     def capturable(self) -> bool:
-        return not any(s.node.op in SYNCING | {"ref_load", "ref_store"} for s in self.steps)
+        return (all(isinstance(v.type, TensorType) for v in self.graph.inputs)
+                and not any(s.node.op in SYNCING | {"ref_load", "ref_store"} for s in self.steps))
 
-    def run(self, args: Sequence[Any]) -> list[Any]:
+    def run(self, args: Sequence[Any], hold: Optional[list[Any]] = None) -> list[Any]:
+        """The outputs for ``args``; with ``hold``, every array made is appended to it, so
+        none is released (what a captured CUDA graph writes must stay allocated)."""
         env: list[Any] = [None] * len(self.slots)
         env[:len(args)] = args
         for step in self.steps:
@@ -210,6 +214,8 @@ class Program:
                 else step.run(*inputs)
             for slot, value in zip(step.writes, outputs):
                 env[slot] = value
+            if hold is not None:
+                hold.extend(outputs)
             for slot in step.frees:
                 env[slot] = None
         return [env[self.slots[v]] for v in self.graph.outputs]
@@ -285,7 +291,8 @@ class GpuExecutable(Executable):
         self.stream = backend.device.stream()
         self._use_graph = graphs and program.capturable
         self._runs = 0
-        self._captured: Optional[tuple[Any, list[Any], list[Any]]] = None
+        self._captured: Optional[tuple[Any, list[Any], list[Any], list[Any]]] = None
+        self.capture_error = ""
 
     def run(self, args: Sequence[Any]) -> list[Any]:
         datas = [a.data if isinstance(a, DeviceArray) else a for a in args]
@@ -304,18 +311,23 @@ class GpuExecutable(Executable):
         cupy = self.backend.device.cupy
         if self._captured is None:
             inputs = [d.copy() for d in datas]
+            # a run holding every array leaves the caching allocator a free block for each,
+            # so the captured run allocates without cudaMalloc; the captured run's arrays are
+            # then held as long as the graph, which writes them on every replay
+            self.program.run(inputs, hold=[])
+            held: list[Any] = []
             try:
                 self.stream.begin_capture()
                 try:
-                    outputs = self.program.run(inputs)
+                    outputs = self.program.run(inputs, hold=held)
                 finally:
                     graph = self.stream.end_capture()
             except Exception as exc:  # a kernel that cannot be captured: run step by step
                 self._use_graph = False
                 self.capture_error = f"{type(exc).__name__}: {exc}"
                 return self.program.run(datas)
-            self._captured = (graph, inputs, outputs)
-        graph, inputs, outputs = self._captured
+            self._captured = (graph, inputs, outputs, held)
+        graph, inputs, outputs, _ = self._captured
         for static, arg in zip(inputs, datas):
             cupy.copyto(static, arg)
         graph.launch(self.stream)
@@ -326,6 +338,8 @@ class GpuExecutable(Executable):
 
     def describe(self) -> str:
         mode = "a CUDA graph after the first run" if self._use_graph else "launch by launch"
+        if self.capture_error:
+            mode += f" (its capture failed: {self.capture_error})"
         lines = [f"program of @{self.graph.name}: {len(self.program.steps)} step(s), "
                  f"run as {mode}"]
         for i, step in enumerate(self.program.steps):

@@ -335,9 +335,10 @@ def _scatter_nd(lib: ArrayLib, x: Any, indices: Any, updates: Any, reduce: str) 
 
 def _argsort(lib: ArrayLib, x: Any, axis: int, descending: bool) -> Any:
     xp = lib.np
+    kind = "stable" if xp is np else None  # CuPy's sort is always stable, and takes no kind
     if not descending:
-        return xp.argsort(x, axis=axis, kind="stable").astype(np.int64)
-    backwards = xp.argsort(xp.flip(x, axis), axis=axis, kind="stable")
+        return xp.argsort(x, axis=axis, kind=kind).astype(np.int64)
+    backwards = xp.argsort(xp.flip(x, axis), axis=axis, kind=kind)
     return xp.flip(x.shape[axis] - 1 - backwards, axis).astype(np.int64)
 
 
