@@ -8,7 +8,8 @@ device storage (:mod:`.storage`: bfloat16 as its 16-bit patterns), C-contiguous;
 return fresh arrays (or views of their inputs for reshapes) and never write their inputs.
 
 Convolutions go to cuDNN through its frontend (:mod:`.cudnn`) when it is installed and a
-device is present, else to im2col + cuBLAS GEMM here.  Generated CUDA C (NVRTC) computes the
+device is present, else to im2col + cuBLAS GEMM here.  Max and average pooling reduce the
+strided slices of the padded input, one per kernel offset, into one output buffer.  Generated CUDA C (NVRTC) computes the
 fused elementwise/reduction groups of the fusion pass (:mod:`.codegen`).
 
 :data:`FALLBACK` lists the core ops with no kernel here, each with the reason; they run on the
@@ -20,11 +21,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
 import numpy as np
 
-from mskernel_sdk import normalize_axes
+from mskernel_sdk import Window, avg_divisors, normalize_axes
 
 from .gemm import MATMUL_BIAS_ACT, kernel as matmul_bias_act, widened
 
@@ -234,6 +235,47 @@ def _conv_transpose(lib: ArrayLib, x: Any, w: Any, stride: Any, padding: Any,
     return im2col_conv(lib, spread, flipped, inner, groups)
 
 
+# --- pooling ---------------------------------------------------------------------------
+
+def _windows(lib: ArrayLib, x: Any, window: Window, fill: Any) -> Iterator[Any]:
+    """For each kernel offset, the ``[N, C, *out]`` elements the windows read there, from
+    ``x`` padded with ``fill`` (and on the high side as far as ``ceil_mode``'s last windows
+    reach)."""
+    out = window.output_shape(x.shape[2:])
+    pads = []
+    for size, o, k, s, d, (lo, hi) in zip(x.shape[2:], out, window.kernel, window.stride,
+                                          window.dilation, window.padding):
+        reach = (o - 1) * s + d * (k - 1) + 1
+        pads.append((lo, max(hi, reach - size - lo)))
+    padded = lib.np.pad(x, [(0, 0), (0, 0), *pads], constant_values=fill)
+    for offset in np.ndindex(*window.kernel):
+        yield padded[(slice(None), slice(None), *(
+            slice(j * d, j * d + s * (o - 1) + 1, s) for j, d, s, o in
+            zip(offset, window.dilation, window.stride, out)))]
+
+
+def _max_pool(lib: ArrayLib, x: Any, kernel: Sequence[int], stride: Any, padding: Any,
+              dilation: Any, ceil_mode: bool) -> Any:
+    window = Window.of(x.ndim - 2, kernel, kernel if stride is None else stride, padding,
+                       dilation, ceil_mode)
+    lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    result = None
+    for part in _windows(lib, x, window, lowest):
+        result = part.copy() if result is None else lib.np.maximum(result, part, out=result)
+    return result
+
+
+def _avg_pool(lib: ArrayLib, x: Any, kernel: Sequence[int], stride: Any, padding: Any,
+              ceil_mode: bool, count_include_pad: bool) -> Any:
+    window = Window.of(x.ndim - 2, kernel, kernel if stride is None else stride, padding,
+                       None, ceil_mode)
+    total = None
+    for part in _windows(lib, widened(x), window, 0):
+        total = part.copy() if total is None else lib.np.add(total, part, out=total)
+    counts = lib.np.asarray(avg_divisors(window, x.shape[2:], count_include_pad))
+    return (total / counts.astype(total.dtype)).astype(x.dtype)
+
+
 # --- shapes and data movement (dtype-agnostic: bfloat16 bits move as they are) -----------
 
 def _iota(lib: ArrayLib, shape: Sequence[int], axis: int, dtype: Any) -> Any:
@@ -399,6 +441,7 @@ KERNELS: dict[str, Kernel] = {
     **{op: _reduction(op if op in ("sum", "prod", "any") else f"a{op}")
        for op in ("sum", "prod", "max", "min", "any")},
     "argmax": _arg_reduction("argmax"), "argmin": _arg_reduction("argmin"),
+    "max_pool": _max_pool, "avg_pool": _avg_pool,
     "matmul": _matmul, MATMUL_BIAS_ACT: matmul_bias_act, "einsum": _einsum, "conv": _conv, "conv_transpose": _conv_transpose,
     "iota": _iota, "reshape": _reshape, "transpose": _transpose,
     "broadcast_to": _broadcast_to, "concat": _concat, "slice": _slice, "pad": _pad,
