@@ -71,8 +71,8 @@ class GpuBackend(Backend):
         device = self.device
         staged = to_device_storage(np, host, type.dtype)
         pinned = device.pinned_like(staged)
-        data = device.cupy.empty(staged.shape, staged.dtype)
-        with device.copy_stream:
+        with device.copy_stream:  # allocated on the stream that writes it
+            data = device.cupy.empty(staged.shape, staged.dtype)
             self.wait_for_previous(device.copy_stream)
             data.set(pinned, stream=device.copy_stream)
             self.last_event = device.copy_stream.record()
