@@ -237,10 +237,13 @@ def _wrap(call: Callable[..., Any], node: Node, xp: Any, widen: bool) -> Callabl
             results = (results,)
         fixed = []
         for r, (dt, shape, narrow) in zip(results, outs):
-            r = to_bfloat16_bits(xp, r) if narrow else xp.asarray(r)
-            if r.dtype != dt:
-                r = r.astype(dt)
-            fixed.append(xp.ascontiguousarray(r).reshape(shape))
+            if narrow:
+                r = to_bfloat16_bits(xp, r)
+            if not (isinstance(r, xp.ndarray) and r.dtype == dt and r.shape == shape
+                    and r.flags.c_contiguous):  # the common case costs three comparisons
+                r = xp.asarray(r)
+                r = xp.ascontiguousarray(r if r.dtype == dt else r.astype(dt)).reshape(shape)
+            fixed.append(r)
         return tuple(fixed)
 
     return run
