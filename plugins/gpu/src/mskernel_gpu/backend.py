@@ -4,7 +4,7 @@
   the reason names what is missing and lists everything probed.
 - Capabilities: the kernel table (:mod:`.kernels`) in every dtype (bfloat16 computed in
   float32), the fused op, and the ops a program runs itself (``constant``, ``ref_load``,
-  ``ref_store``).  :data:`.kernels.FALLBACK` lists the rest with the reason.  Capabilities are
+  ``ref_store``, ``If`` and ``While``).  :data:`.kernels.FALLBACK` lists the rest with the reason.  Capabilities are
   data, the same with or without a device, so ``mskernel plugins info gpu`` and ``explain``
   show the placement anywhere.
 - Transfers: host to device through a pinned staging buffer, asynchronously on the copy
@@ -32,8 +32,8 @@ from .passes import optimize
 from .probe import probe
 from .storage import to_device_storage, to_host_storage
 
-#: ops the program runs itself
-PROGRAM_OPS = ("constant", "ref_load", "ref_store")
+#: ops the program runs itself (control flow with its regions as programs of their own)
+PROGRAM_OPS = ("constant", "ref_load", "ref_store", "If", "While")
 
 
 class GpuBackend(Backend):

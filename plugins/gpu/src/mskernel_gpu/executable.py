@@ -29,8 +29,8 @@ import numpy as np
 
 from mskernel import bfloat16
 from mskernel_sdk import (
-    TOKEN_VALUE, DeviceArray, Executable, Graph, Node, PassReport, RefCell, TensorType, Value,
-    op_registry,
+    TOKEN_VALUE, DeviceArray, Executable, Graph, Node, OpError, PassReport, RefCell, TensorType,
+    Value, op_registry,
 )
 
 from .codegen import THREADS, generate
@@ -40,9 +40,9 @@ from .storage import device_dtype, from_bfloat16_bits, to_bfloat16_bits, to_devi
 
 #: kernels that read a flag back to the host (an error check): a program with them is not
 #: captured as a CUDA graph
-SYNCING = frozenset({"floor_divide", "remainder", "gather_nd", "scatter_nd"})
+SYNCING = frozenset({"floor_divide", "remainder", "gather_nd", "scatter_nd", "If", "While"})
 #: kernels whose result may share its operand's memory (a view): never written over
-VIEWS = frozenset({"reshape", "slice", "transpose", "broadcast_to"})
+VIEWS = frozenset({"reshape", "slice", "transpose", "broadcast_to", "If", "While"})
 IN_PLACE = frozenset({*_UNARY, *_BINARY, "relu", FUSED_OP})
 
 
@@ -139,6 +139,8 @@ class Program:
             return lambda cell, token: (cell.value.data.copy(), TOKEN_VALUE)
         if node.op == "ref_store":
             return self._store
+        if node.op in ("If", "While"):
+            return self._control(node)
         if node.op == FUSED_OP:
             if self.launch_fused is None:
                 raise ValueError("gpu.fused runs only on the device")
@@ -153,8 +155,30 @@ class Program:
 
         return _wrap(call, node, xp, widen=node.op not in DATA_MOVEMENT)
 
+    def _control(self, node: Node) -> Callable[..., tuple]:
+        """``If`` and ``While`` with their regions as programs of their own; the predicate is
+        read back to the host (one synchronisation per branch or iteration)."""
+        first, second = (Program(r, self.lib, self.launch_fused) for r in node.regions)
+        if node.op == "If":
+            return lambda pred, *operands: tuple(
+                (first if bool(pred) else second).run(operands))
+        limit = node.attrs.get("max_iterations")
+
+        def loop(*carried: Any) -> tuple:
+            iterations = 0
+            while bool(first.run(carried)[0]):
+                if limit is not None and iterations == limit:
+                    raise OpError(f"While: the loop exceeded max_iterations={limit} (its cond "
+                                  f"region @{first.graph.name} was still true after "
+                                  f"{iterations} iterations)")
+                carried = tuple(second.run(carried))
+                iterations += 1
+            return carried
+
+        return loop
+
     def _store(self, cell: RefCell, value: Any, token: Any) -> tuple:
-        cell.value = DeviceArray(cell.value.backend, cell.type.value, value.copy())
+        cell.value = DeviceArray(cell.value.backend, cell.type, value.copy())
         return (TOKEN_VALUE,)
 
     def _plan_lifetimes(self) -> None:

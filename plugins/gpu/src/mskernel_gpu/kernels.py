@@ -464,6 +464,5 @@ FALLBACK: dict[str, str] = {
                   "random_uniform", "random_normal", "random_truncated_normal",
                   "random_bernoulli", "random_randint", "random_permutation",
                   "random_categorical")},
-    "If": "control flow runs on the host's plans", "While": "control flow runs on the host's plans",
 }
 
