@@ -104,3 +104,69 @@ def test_a_cache_others_can_write_is_refused(tmp_path, monkeypatch):
         cache = PtxCache()
     assert ".entry k(" in cache.ptx(SOURCE, "k")
     assert not list(directory.iterdir())
+
+
+class RecordingStream:
+    """Stands in for a CUDA stream: what CuPy's capture API is called with, and a graph whose
+    replay re-runs what was captured on the same buffers (as a CUDA graph replays its kernels
+    on the addresses it captured)."""
+
+    def __init__(self):
+        self.capturing = False
+        self.launches = 0
+
+    def begin_capture(self):
+        self.capturing = True
+
+    def end_capture(self):
+        self.capturing = False
+        return self
+
+    def launch(self, stream):
+        self.launches += 1
+        self.replay()
+
+
+def test_replays_copy_cells_in_and_stored_values_out():
+    """The buffer choreography of a captured program with a ref cell: each replay reads the
+    cell's current value and hands the cell a new array with the value stored."""
+    from types import SimpleNamespace
+
+    from mskernel_sdk import DeviceArray, RefCell, TOKEN_VALUE, RefType, TokenType
+
+    from mskernel_gpu.executable import GpuExecutable
+
+    t = tensor_type("f32", (3,))
+    b = GraphBuilder("accumulate")
+    x = b.input(t, "x")
+    cell = b.input(RefType(t), "w")
+    token = b.input(TokenType(), "token")
+    w, token = b.op("ref_load", cell, token)
+    new = b.op("add", w, x)
+    token = b.op("ref_store", cell, new, token)
+    graph = b.build([new, token])
+
+    stream = RecordingStream()
+    backend = SimpleNamespace(device=SimpleNamespace(cupy=np, stream=lambda: stream),
+                              last_event=None)
+    program = Program(graph, host_lib())
+    executable = GpuExecutable(backend, graph, graph, program, graphs=True)
+    assert executable._use_graph
+
+    def replay():  # the captured kernels, rerun on the captured buffers
+        _, statics, captured_outputs, _ = executable._captured
+        captured_outputs[0][...] = statics[1].loaded + statics[0]
+        statics[1].value.data[...] = captured_outputs[0]
+
+    stream.replay = replay
+    real = RefCell(t, DeviceArray(backend, t, np.zeros(3, np.float32)))
+    ones = np.ones(3, np.float32)
+    outputs = executable._replay([ones, real, TOKEN_VALUE])  # captures, then replays
+    np.testing.assert_array_equal(outputs[0], [1, 1, 1])
+    np.testing.assert_array_equal(real.value.data, [1, 1, 1])
+    before = real.value.data
+    outputs = executable._replay([2 * ones, real, TOKEN_VALUE])
+    np.testing.assert_array_equal(outputs[0], [3, 3, 3])
+    np.testing.assert_array_equal(real.value.data, [3, 3, 3])
+    np.testing.assert_array_equal(before, [1, 1, 1])  # a new array: the old one is untouched
+    assert outputs[1] is TOKEN_VALUE and stream.launches == 2

@@ -14,9 +14,12 @@ dies there and is owned by the program (not an input, a constant or a view) writ
 over that operand (``in place of`` in the plan).
 
 Launch cost: the program runs on its own non-blocking stream; from the second run on, a
-program with no host synchronisation in it (no ref cells, no kernel that reads a flag back)
-is captured once as a CUDA graph and then replayed with one launch per run: the arguments
-are copied into the graph's static input buffers and the outputs copied out.
+program with no host synchronisation in it (no control flow, no kernel that reads a flag
+back) is captured once as a CUDA graph and then replayed with one launch per run: the
+arguments are copied into the graph's static input buffers, each ref cell's value into the
+buffer the graph's loads read, and afterwards the values the graph stored are copied into new
+arrays for the cells, and the outputs copied out.  A compiled training step (parameters in
+ref cells) thus costs a few copies and one graph launch from Python.
 """
 
 from __future__ import annotations
@@ -224,8 +227,9 @@ class Program:
 
     @property
     def capturable(self) -> bool:
-        return (all(isinstance(v.type, TensorType) for v in self.graph.inputs)
-                and not any(s.node.op in SYNCING | {"ref_load", "ref_store"} for s in self.steps))
+        """Whether the program can be captured as a CUDA graph: no step reads a value back
+        to the host.  Ref cells are rebound to static buffers around each replay."""
+        return not any(s.node.op in SYNCING for s in self.steps)
 
     def run(self, args: Sequence[Any], hold: Optional[list[Any]] = None) -> list[Any]:
         """The outputs for ``args``; with ``hold``, every array made is appended to it, so
@@ -304,6 +308,17 @@ def fused_launcher(device: Any) -> Callable[[Node], Callable[..., Any]]:
     return launcher
 
 
+class StaticCell(RefCell):
+    """A ref cell of a captured graph: ``loaded`` is the buffer its loads read (its value at
+    capture), which the cell's current value is copied into before each replay."""
+
+    __slots__ = ("loaded",)
+
+    def __init__(self, type: TensorType, value: DeviceArray) -> None:
+        super().__init__(type, value)
+        self.loaded = value.data
+
+
 class GpuExecutable(Executable):
     """A compiled graph on the gpu backend (see the module's docstring).  ``optimized_graph``
     is the graph after the gpu passes, ``pass_report`` what they did."""
@@ -337,28 +352,58 @@ class GpuExecutable(Executable):
     def _replay(self, datas: list[Any]) -> list[Any]:
         cupy = self.backend.device.cupy
         if self._captured is None:
-            inputs = [d.copy() for d in datas]
-            # a run holding every array leaves the caching allocator a free block for each,
-            # so the captured run allocates without cudaMalloc; the captured run's arrays are
-            # then held as long as the graph, which writes them on every replay
-            self.program.run(inputs, hold=[])
-            held: list[Any] = []
-            try:
-                self.stream.begin_capture()
-                try:
-                    outputs = self.program.run(inputs, hold=held)
-                finally:
-                    graph = self.stream.end_capture()
-            except Exception as exc:  # a kernel that cannot be captured: run step by step
-                self._use_graph = False
-                self.capture_error = f"{type(exc).__name__}: {exc}"
+            captured = self._capture(datas)
+            if captured is None:
                 return self.program.run(datas)
-            self._captured = (graph, inputs, outputs, held)
-        graph, inputs, outputs, _ = self._captured
-        for static, arg in zip(inputs, datas):
-            cupy.copyto(static, arg)
+            self._captured = captured
+        graph, statics, outputs, _ = self._captured
+        for static, arg in zip(statics, datas):  # this run's values into the graph's buffers
+            if isinstance(arg, RefCell):
+                cupy.copyto(static.loaded, arg.value.data)
+            elif static is not None:
+                cupy.copyto(static, arg)
         graph.launch(self.stream)
-        return [o.copy() for o in outputs]
+        for static, arg in zip(statics, datas):  # the values the graph stored, as new arrays
+            if isinstance(arg, RefCell) and static.value.data is not static.loaded:
+                arg.value = DeviceArray(self.backend, arg.type, static.value.data.copy())
+        return [o.copy() if hasattr(o, "copy") else o for o in outputs]
+
+    def _capture(self, datas: list[Any]) -> Optional[tuple[Any, list[Any], list[Any], list[Any]]]:
+        """The program captured as a CUDA graph over static buffers: a copy of each tensor
+        argument, and for each ref cell a cell of its own whose loads read a buffer the cell's
+        value is copied into before each replay (``loaded``) and whose stores leave the buffer
+        the graph writes; ``None`` (and :attr:`capture_error`) when capture fails."""
+        statics: list[Any] = []
+        for arg in datas:
+            if isinstance(arg, RefCell):
+                statics.append(StaticCell(arg.type, DeviceArray(self.backend, arg.type,
+                                                                arg.value.data.copy())))
+            else:
+                statics.append(arg.copy() if hasattr(arg, "copy") else None)
+        args = [s if s is not None else a for s, a in zip(statics, datas)]
+
+        def reset() -> None:
+            for static in statics:
+                if isinstance(static, RefCell):
+                    static.value = DeviceArray(self.backend, static.type, static.loaded)
+
+        # a run holding every array leaves the caching allocator a free block for each, so
+        # the captured run allocates without cudaMalloc; the captured run's arrays are then
+        # held as long as the graph, which writes them on every replay
+        self.program.run(args, hold=[])
+        reset()
+        held: list[Any] = []
+        try:
+            self.stream.begin_capture()
+            try:
+                outputs = self.program.run(args, hold=held)
+            finally:
+                graph = self.stream.end_capture()
+        except Exception as exc:  # a kernel that cannot be captured: run step by step
+            self._use_graph = False
+            self.capture_error = f"{type(exc).__name__}: {exc}"
+            return None
+        return graph, statics, outputs, held
 
     def memory_plan(self) -> MemoryPlan:
         return self.program.memory_plan()
