@@ -4,9 +4,12 @@ cuDNN wrappers (they had not followed cuDNN's graph API and were kept only for C
 NVIDIA's frontend is the maintained Python route, so the backend uses it.
 
 ``conv`` runs as ``conv_fprop``, ``conv_transpose`` (the gradient of a convolution with
-respect to its input) as ``conv_dgrad``, with fp32 compute for float16 storage.  A plan is
-built once per shape, dtype and geometry and kept.  Without the frontend, or where cuDNN finds
-no engine, the kernels use im2col + cuBLAS (:func:`.kernels.im2col_conv`) instead.
+respect to its input) as ``conv_dgrad`` (its output's dims given, so ``output_padding`` is
+exact), with fp32 compute for float16 storage.  A plan is built once per shape, dtype and
+geometry and kept.  Without the frontend, or where cuDNN finds no engine (the case and the
+reason are kept in ``refused``), the kernels use im2col + cuBLAS
+(:func:`.kernels.im2col_conv`) instead.  The weight gradient reaches the backend as a
+convolution over the batch (mskernel-autodiff's rule) and runs as ``conv_fprop``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,8 @@ class CudnnConv:
         self.types = {np.dtype(np.float16): cudnn.data_type.HALF,
                       np.dtype(np.float32): cudnn.data_type.FLOAT}
         self.plans: dict[tuple, tuple[Any, Any, Any, Any, int]] = {}  # key -> graph, tensors
+        #: cases cuDNN has no engine for (key -> why): the kernels use im2col for them
+        self.refused: dict[tuple, str] = {}
 
     @classmethod
     def create(cls, cupy: Any) -> Optional["CudnnConv"]:
@@ -70,19 +75,17 @@ class CudnnConv:
     def _convolution(self, kind: str, a: Any, w: Any, geometry: Any,
                      shape: tuple[int, ...]) -> Any:
         """``conv_fprop`` (``a`` the image) or ``conv_dgrad`` (``a`` the output's gradient)
-        of ``a`` with the filter ``w`` into a new array of ``shape``; planned once per key."""
+        of ``a`` with the filter ``w`` into a new array of ``shape``, planned once per key;
+        ``None`` when cuDNN finds no engine for the case (remembered in :attr:`refused`)."""
         key = (kind, a.shape, w.shape, a.dtype, geometry, shape)
+        if key in self.refused:
+            return None
         if key not in self.plans:
-            graph = self._graph(a)
-            ta = self._tensor(graph, a.shape, a.dtype, "a")
-            tw = self._tensor(graph, w.shape, w.dtype, "w")
-            window = dict(pre_padding=[lo for lo, _ in geometry.padding],
-                          post_padding=[hi for _, hi in geometry.padding],
-                          stride=list(geometry.stride), dilation=list(geometry.dilation))
-            ty = (graph.conv_fprop(image=ta, weight=tw, **window) if kind == "fprop"
-                  else graph.conv_dgrad(loss=ta, filter=tw, **window))
-            ty.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
-            self.plans[key] = (graph, ta, tw, ty, self._build(graph))
+            try:
+                self.plans[key] = self._plan(kind, a, w, geometry, shape)
+            except Exception as exc:  # no engine for this case: the caller uses im2col
+                self.refused[key] = f"{type(exc).__name__}: {exc}"
+                return None
         graph, ta, tw, ty, workspace = self.plans[key]
         y = self.cupy.empty(shape, a.dtype)
         scratch = self.cupy.empty(workspace, np.uint8)
@@ -90,6 +93,19 @@ class CudnnConv:
                               stream=self.cupy.cuda.get_current_stream().ptr)
         graph.execute({ta: a, tw: w, ty: y}, scratch, handle=self.handle)
         return y
+
+    def _plan(self, kind: str, a: Any, w: Any, geometry: Any,
+              shape: tuple[int, ...]) -> tuple[Any, Any, Any, Any, int]:
+        graph = self._graph(a)
+        ta = self._tensor(graph, a.shape, a.dtype, "a")
+        tw = self._tensor(graph, w.shape, w.dtype, "w")
+        window = dict(pre_padding=[lo for lo, _ in geometry.padding],
+                      post_padding=[hi for _, hi in geometry.padding],
+                      stride=list(geometry.stride), dilation=list(geometry.dilation))
+        ty = (graph.conv_fprop(image=ta, weight=tw, **window) if kind == "fprop"
+              else graph.conv_dgrad(loss=ta, filter=tw, **window))
+        ty.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
+        return graph, ta, tw, ty, self._build(graph)
 
     def forward(self, x: Any, w: Any, geometry: Any, groups: int) -> Any:
         """The convolution of ``x`` with ``w`` (cuDNN reads the groups from ``w``'s shape)."""

@@ -196,7 +196,9 @@ def _conv(lib: ArrayLib, x: Any, w: Any, stride: Any, padding: Any, dilation: An
           groups: int) -> Any:
     geometry = ConvGeometry.of(x.ndim - 2, stride, padding, dilation)
     if lib.conv is not None and lib.conv.supports(x.dtype):
-        return lib.conv.forward(x, w, geometry, groups)
+        y = lib.conv.forward(x, w, geometry, groups)
+        if y is not None:
+            return y
     return im2col_conv(lib, x, w, geometry, groups)
 
 
@@ -216,8 +218,10 @@ def _conv_transpose(lib: ArrayLib, x: Any, w: Any, stride: Any, padding: Any,
     c_in, og = w.shape[0], w.shape[1]
     if 0 in spatial or 0 in x.shape[:2]:
         return xp.zeros((x.shape[0], og * groups, *spatial), x.dtype)
-    if lib.conv is not None and lib.conv.supports(x.dtype) and not any(extra):
-        return lib.conv.backward_data(x, w, geometry, groups, spatial)
+    if lib.conv is not None and lib.conv.supports(x.dtype):
+        dx = lib.conv.backward_data(x, w, geometry, groups, spatial)
+        if dx is not None:
+            return dx
     spread = xp.zeros((*x.shape[:2], *((size - 1) * s + 1 for size, s in
                                         zip(x.shape[2:], geometry.stride))), x.dtype)
     spread[(slice(None), slice(None), *(slice(None, None, s) for s in geometry.stride))] = x
