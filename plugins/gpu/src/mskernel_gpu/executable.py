@@ -14,7 +14,7 @@ dies there and is owned by the program (not an input, a constant or a view) writ
 over that operand (``in place of`` in the plan).
 
 Launch cost: the program runs on its own non-blocking stream; from the second run on, a
-program with no host synchronisation in it (no control flow, no kernel that reads a flag
+program with more steps than a replay's copies and no host synchronisation in it (no control flow, no kernel that reads a flag
 back) is captured once as a CUDA graph and then replayed with one launch per run: the
 arguments are copied into the graph's static input buffers, each ref cell's value into the
 buffer the graph's loads read, and afterwards the values the graph stored are copied into new
@@ -32,8 +32,8 @@ import numpy as np
 
 from mskernel import bfloat16
 from mskernel_sdk import (
-    TOKEN_VALUE, DeviceArray, Executable, Graph, Node, OpError, PassReport, RefCell, TensorType,
-    Value, op_registry,
+    TOKEN_VALUE, DeviceArray, Executable, Graph, Node, OpError, PassReport, RefCell, RefType,
+    TensorType, Value, op_registry,
 )
 
 from .codegen import THREADS, generate
@@ -331,7 +331,11 @@ class GpuExecutable(Executable):
         self.pass_report = report
         self.program = program
         self.stream = backend.device.stream()
-        self._use_graph = graphs and program.capturable
+        # a replay launches one copy per tensor argument and output (and two per ref cell):
+        # worth it when the program launches more than that
+        copies = len(graph.inputs) + len(graph.outputs) + sum(
+            isinstance(v.type, RefType) for v in graph.inputs)
+        self._use_graph = graphs and program.capturable and len(program.steps) > copies
         self._runs = 0
         self._captured: Optional[tuple[Any, list[Any], list[Any], list[Any]]] = None
         self.capture_error = ""
