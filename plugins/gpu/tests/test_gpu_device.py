@@ -35,7 +35,7 @@ def test_transfers_round_trip(gpu, dt):
     np.testing.assert_array_equal(gpu.to_host(arr), x)
 
 
-@pytest.mark.parametrize("op", ["gpu.fused", "gpu.matmul_bias_act"])
+@pytest.mark.parametrize("op", ["gpu.fused", "gpu.matmul_bias_act", "gpu.conv_wgrad"])
 def test_generated_and_epilogue_kernels_agree_with_reference(gpu, op):
     for sample in samples_for(op):
         graph = sample_graph(sample)

@@ -161,3 +161,48 @@ def test_a_product_read_twice_keeps_its_own_gemm():
     graph = b.build([b.op("add", y, bias), y])
     fused = run_pipeline("gpu.O2", graph, CompileOptions(), backend="gpu").graph
     assert ops(fused) == ["matmul", "add"]
+
+
+def weight_gradient_graph(groups):
+    """The cotangent of w in conv(x, w) as mskernel-autodiff writes it."""
+    b = GraphBuilder("wgrad")
+    x = b.input(tensor_type("f32", (2, 4, 9, 9)), "x")
+    g = b.input(tensor_type("f32", (2, 8, 5, 5)), "g")
+    per = 4 // groups
+    xs = b.op("reshape", x, shape=(2, groups, per, 9, 9))
+    xs = b.op("transpose", xs, perm=(2, 1, 0, 3, 4))
+    xs = b.op("reshape", xs, shape=(per, groups * 2, 9, 9))
+    taps = b.op("conv", xs, b.op("transpose", g, perm=(1, 0, 2, 3)), stride=(1, 1),
+                padding=(1, 1, 1, 1), dilation=(2, 2), groups=groups)
+    return b.build([b.op("transpose", taps, perm=(1, 0, 2, 3))])
+
+
+@pytest.mark.parametrize("groups", [1, 2])
+def test_a_convolutions_weight_gradient_becomes_one_backward_filter(groups):
+    from mskernel_sdk import CompileOptions, run_pipeline
+
+    graph = weight_gradient_graph(groups)
+    fused = run_pipeline("gpu.O2", graph, CompileOptions(), backend="gpu").graph
+    (node,) = fused.nodes
+    assert node.op == "gpu.conv_wgrad"
+    assert dict(node.attrs, kernel=tuple(node.attrs["kernel"])) == dict(
+        stride=(2, 2), padding=(1, 1, 1, 1), dilation=(1, 1), groups=groups, kernel=(3, 3))
+    same_results(graph, fused, (2, 4, 9, 9), (2, 8, 5, 5))
+
+
+def test_the_weight_gradient_of_autodiff_is_recognised():
+    autodiff = pytest.importorskip("mskernel_autodiff")
+    del autodiff
+    import mskernel
+    from mskernel_sdk import CompileOptions, run_pipeline
+
+    w = mskernel.Tensor(np.ones((8, 4, 3, 3), np.float32))
+    x = mskernel.Tensor(np.ones((2, 4, 9, 9), np.float32))
+
+    def loss(w, x):
+        y = mskernel.ops.conv2d(x, w, stride=2, padding=1)
+        return (y * y).sum()
+
+    lowered = mskernel.jit(mskernel.grad(loss)).lower(w, x)
+    fused = run_pipeline("gpu.O2", lowered.optimized_graph, CompileOptions(), backend="gpu")
+    assert "gpu.conv_wgrad" in ops(fused.graph)

@@ -5,11 +5,11 @@ NVIDIA's frontend is the maintained Python route, so the backend uses it.
 
 ``conv`` runs as ``conv_fprop``, ``conv_transpose`` (the gradient of a convolution with
 respect to its input) as ``conv_dgrad`` (its output's dims given, so ``output_padding`` is
-exact), with fp32 compute for float16 storage.  A plan is built once per shape, dtype and
+exact), ``gpu.conv_wgrad`` (the filter's gradient, :mod:`.wgrad`) as ``conv_wgrad``, with fp32
+compute for float16 storage.  A plan is built once per shape, dtype and
 geometry and kept.  Without the frontend, or where cuDNN finds no engine (the case and the
 reason are kept in ``refused``), the kernels use im2col + cuBLAS
-(:func:`.kernels.im2col_conv`) instead.  The weight gradient reaches the backend as a
-convolution over the batch (mskernel-autodiff's rule) and runs as ``conv_fprop``.
+(:func:`.kernels.im2col_conv`) instead.
 """
 
 from __future__ import annotations
@@ -74,8 +74,9 @@ class CudnnConv:
 
     def _convolution(self, kind: str, a: Any, w: Any, geometry: Any,
                      shape: tuple[int, ...]) -> Any:
-        """``conv_fprop`` (``a`` the image) or ``conv_dgrad`` (``a`` the output's gradient)
-        of ``a`` with the filter ``w`` into a new array of ``shape``, planned once per key;
+        """``conv_fprop`` (``a`` the image, ``w`` the filter), ``conv_dgrad`` (``a`` the
+        output's gradient, ``w`` the filter) or ``conv_wgrad`` (``a`` the image, ``w`` the
+        output's gradient) into a new array of ``shape``, planned once per key;
         ``None`` when cuDNN finds no engine for the case (remembered in :attr:`refused`)."""
         key = (kind, a.shape, w.shape, a.dtype, geometry, shape)
         if key in self.refused:
@@ -102,8 +103,12 @@ class CudnnConv:
         window = dict(pre_padding=[lo for lo, _ in geometry.padding],
                       post_padding=[hi for _, hi in geometry.padding],
                       stride=list(geometry.stride), dilation=list(geometry.dilation))
-        ty = (graph.conv_fprop(image=ta, weight=tw, **window) if kind == "fprop"
-              else graph.conv_dgrad(loss=ta, filter=tw, **window))
+        if kind == "fprop":
+            ty = graph.conv_fprop(image=ta, weight=tw, **window)
+        elif kind == "dgrad":
+            ty = graph.conv_dgrad(loss=ta, filter=tw, **window)
+        else:  # wgrad: ``a`` the image, ``w`` the output's gradient
+            ty = graph.conv_wgrad(image=ta, loss=tw, **window)
         ty.set_output(True).set_dim(list(shape)).set_stride(_contiguous_strides(shape))
         return graph, ta, tw, ty, self._build(graph)
 
@@ -121,3 +126,10 @@ class CudnnConv:
         ``spatial`` dims, given the gradient ``dy`` of its output."""
         shape = (dy.shape[0], w.shape[1] * groups, *spatial)
         return self._convolution("dgrad", dy, w, geometry, shape)
+
+    def backward_filter(self, x: Any, dy: Any, geometry: Any, groups: int,
+                        kernel: tuple[int, ...]) -> Any:
+        """The gradient of a convolution of ``x`` with respect to its filter, given the
+        gradient ``dy`` of its output."""
+        shape = (dy.shape[1], x.shape[1] // groups, *kernel)
+        return self._convolution("wgrad", x, dy, geometry, shape)

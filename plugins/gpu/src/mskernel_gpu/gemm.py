@@ -15,8 +15,8 @@ from typing import Any, Iterator, Optional
 import numpy as np
 
 from mskernel_sdk import (
-    Attr, InferError, Node, OpDef, OpSample, PassContext, Pat, PatternPass, Patterns,
-    TensorType, Type, Value, make_node, random_array,
+    Accumulation, Attr, InferError, Node, OpDef, OpSample, PassContext, Pat, PatternPass,
+    Patterns, TensorType, Type, Value, make_node, on_magnitudes, random_array,
 )
 
 
@@ -78,6 +78,14 @@ def samples(rng: np.random.Generator) -> Iterator[OpSample]:
             for activation in ACTIVATIONS:
                 yield OpSample(MATMUL_BIAS_ACT, args, {"activation": activation},
                                dtypes=(dt, dt, dt))
+
+
+def accumulation(sample: OpSample) -> Accumulation:
+    """``K`` products and the bias per element (relu shrinks no error)."""
+    x, w, bias = sample.args
+    (products,) = on_magnitudes(OpSample("matmul", (x, w)))
+    return Accumulation(np.shape(x)[1] + 1,
+                        (products + np.abs(np.asarray(bias, np.float64)),))
 
 
 def _bias_of(product: Node, bias: Value) -> bool:

@@ -470,3 +470,8 @@ FALLBACK: dict[str, str] = {
                   "random_categorical")},
 }
 
+
+
+from .wgrad import CONV_WGRAD, kernel as conv_wgrad  # noqa: E402  (it uses the kernels above)
+
+KERNELS[CONV_WGRAD] = conv_wgrad

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mskernel_sdk import SAMPLES_RULE, PluginInfo, hookimpl
+from mskernel_sdk import ACCUMULATION_RULE, SAMPLES_RULE, PluginInfo, hookimpl
 
 from . import __version__
 
@@ -38,11 +38,10 @@ def mskernel_register_backends(backends: Any) -> None:
 
 @hookimpl
 def mskernel_register_ops(registry: Any) -> None:
-    from .fused_op import FUSED_OPDEF
-    from .gemm import OPDEF
+    from . import fused_op, gemm, wgrad
 
-    registry.define(FUSED_OPDEF)
-    registry.define(OPDEF)
+    for opdef in (fused_op.FUSED_OPDEF, gemm.OPDEF, wgrad.OPDEF):
+        registry.define(opdef)
 
 
 @hookimpl
@@ -54,7 +53,10 @@ def mskernel_register_passes(passes: Any) -> None:
 
 @hookimpl
 def mskernel_register_rules(rules: Any) -> None:
-    from . import fused_op, gemm
+    from . import fused_op, gemm, wgrad
 
     rules.register(SAMPLES_RULE, fused_op.FUSED_OP, fused_op.samples)
     rules.register(SAMPLES_RULE, gemm.MATMUL_BIAS_ACT, gemm.samples)
+    rules.register(SAMPLES_RULE, wgrad.CONV_WGRAD, wgrad.samples)
+    rules.register(ACCUMULATION_RULE, gemm.MATMUL_BIAS_ACT, gemm.accumulation)
+    rules.register(ACCUMULATION_RULE, wgrad.CONV_WGRAD, wgrad.accumulation)
