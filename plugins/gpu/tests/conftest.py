@@ -16,6 +16,10 @@ import pytest
 from mskernel_gpu.probe import probe
 
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "gpu: needs an NVIDIA GPU with its driver")
+
+
 def _missing() -> str:
     found = probe()
     return "" if found.available else "; ".join(found.missing)
