@@ -104,4 +104,12 @@ class GpuBackend(Backend):
                              graphs=options.opt_level >= 2)
 
     def describe(self) -> str:
-        return "\n".join(probe().lines())
+        """What was probed, and once the device is in use, what its libraries refused."""
+        lines = probe().lines()
+        if self._device is not None:
+            lines += self._device.notes
+            conv = self._device.lib.conv
+            if conv is not None:
+                lines.append(f"cuDNN: {len(conv.plans)} plan(s), {len(conv.refused)} case(s) "
+                             "without an engine (run as im2col)")
+        return "\n".join(lines)

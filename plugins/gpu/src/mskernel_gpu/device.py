@@ -27,11 +27,14 @@ class Device:
         major, minor = found.devices[0].capability
         self.arch = f"compute_{major}{minor}"
         self.pool = cupy.get_default_memory_pool()  # the caching allocator
-        import numpy as np
-        from cupy._core import _routines_linalg as linalg
+        self.notes: list[str] = []
+        try:  # float16 GEMMs with float32 accumulation, whatever CuPy's default
+            import numpy as np
+            from cupy._core import _routines_linalg as linalg
 
-        # float16 GEMMs on tensor cores with float32 accumulation, whatever CuPy's default
-        linalg.set_compute_type(np.float16, linalg.COMPUTE_TYPE_FP32)
+            linalg.set_compute_type(np.float16, linalg.COMPUTE_TYPE_FP32)
+        except (ImportError, AttributeError) as exc:  # CuPy moved its switch: say so
+            self.notes.append(f"float16 GEMM compute type left to CuPy ({exc})")
         self.pinned = cupy.get_default_pinned_memory_pool()
         from .cudnn import CudnnConv
 
