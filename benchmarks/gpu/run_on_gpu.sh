@@ -40,8 +40,14 @@ missing=$(python - <<'PY'
 import importlib.util
 needed = {"numpy": "numpy", "pluggy": "pluggy", "pydantic": "pydantic", "packaging": "packaging",
           "cupy": "cupy-cuda12x", "pytest": "pytest", "torch": "torch (CUDA build)",
-          "setuptools": "setuptools", "scipy": "scipy", "hypothesis": "hypothesis"}
-print(" ".join(p for m, p in needed.items() if importlib.util.find_spec(m) is None))
+          "setuptools": "setuptools", "scipy": "scipy", "hypothesis": "hypothesis",
+          "tqdm": "tqdm", "google.protobuf": "protobuf"}
+def missing(module):
+    try:
+        return importlib.util.find_spec(module) is None
+    except ModuleNotFoundError:  # the parent package of a dotted name
+        return True
+print(" ".join(p for m, p in needed.items() if missing(m)))
 PY
 )
 if [ -n "$missing" ]; then
@@ -49,7 +55,7 @@ if [ -n "$missing" ]; then
     exit 2
 fi
 phase install 300 python -m pip install -q --no-deps --no-build-isolation \
-    -e . -e sdk -e plugins/autodiff -e plugins/data -e plugins/nn -e plugins/gpu
+    -e . -e sdk -e plugins/autodiff -e plugins/nn -e plugins/gpu
 python - <<'PY'
 from mskernel_gpu.probe import probe
 print("\n".join(probe().lines()))
