@@ -149,14 +149,15 @@ def _matrix_norm(t: Tensor, ord: Union[float, str], axes: tuple[int, ...],
     if ord not in (1, -1, 2, -2, math.inf, -math.inf, "nuc"):
         raise ValueError(f"norm: no matrix norm ord={ord!r}; 'fro', 'nuc', ±1, ±2 and ±inf are")
     rows, cols = (_axis(a, t.ndim) for a in axes)
+    extreme = amax if ord in (1, 2, math.inf) else amin
     if ord in (2, -2, "nuc"):
         from ... import ops  # ops.svd comes from mskernel-linalg
 
         s = ops.svd(moveaxis(t, (rows, cols), (-2, -1)), compute_uv=False)
-        result = sum(s, -1) if ord == "nuc" else (amax if ord > 0 else amin)(s, -1)
+        result = sum(s, -1) if ord == "nuc" else extreme(s, -1)
         return expand_dims(result, (rows, cols)) if keepdims else result
     summed, other = (rows, cols) if ord in (1, -1) else (cols, rows)
     totals = sum(abs(t), summed, keepdims=True)
-    result = (amax if ord > 0 else amin)(totals, other, keepdims=True)
+    result = extreme(totals, other, keepdims=True)
     return result if keepdims else reshape(result, [n for i, n in enumerate(t.shape)
                                                     if i not in (rows, cols)])
