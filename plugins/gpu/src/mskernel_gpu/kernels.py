@@ -28,6 +28,7 @@ import numpy as np
 from mskernel_sdk import Window, avg_divisors, normalize_axes
 
 from .gemm import MATMUL_BIAS_ACT, kernel as matmul_bias_act, widened
+from .wgrad import CONV_WGRAD, kernel as conv_wgrad
 
 Kernel = Callable[..., Any]
 
@@ -445,7 +446,7 @@ KERNELS: dict[str, Kernel] = {
     **{op: _reduction(op if op in ("sum", "prod", "any") else f"a{op}")
        for op in ("sum", "prod", "max", "min", "any")},
     "argmax": _arg_reduction("argmax"), "argmin": _arg_reduction("argmin"),
-    "max_pool": _max_pool, "avg_pool": _avg_pool,
+    "max_pool": _max_pool, "avg_pool": _avg_pool, CONV_WGRAD: conv_wgrad,
     "matmul": _matmul, MATMUL_BIAS_ACT: matmul_bias_act, "einsum": _einsum, "conv": _conv, "conv_transpose": _conv_transpose,
     "iota": _iota, "reshape": _reshape, "transpose": _transpose,
     "broadcast_to": _broadcast_to, "concat": _concat, "slice": _slice, "pad": _pad,
@@ -469,9 +470,3 @@ FALLBACK: dict[str, str] = {
                   "random_bernoulli", "random_randint", "random_permutation",
                   "random_categorical")},
 }
-
-
-
-from .wgrad import CONV_WGRAD, kernel as conv_wgrad  # noqa: E402  (it uses the kernels above)
-
-KERNELS[CONV_WGRAD] = conv_wgrad
