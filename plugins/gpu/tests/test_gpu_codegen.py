@@ -1,5 +1,5 @@
 """Code generation without a device: every op the generator fuses, in every dtype it takes,
-and every reduction, compiled to PTX by NVRTC; the broadcast index arithmetic checked against
+and every reduction, compiled to PTX by NVRTC (and to cubins for real architectures); the broadcast index arithmetic checked against
 NumPy's broadcasting."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import pytest
 from mskernel_sdk import GraphBuilder, core_ops, dtype, tensor_type
 
 from mskernel_gpu.codegen import C_TYPES, FLOATS, FUSABLE, REDUCTIONS, _offset, generate
-from mskernel_gpu.nvrtc import CompileError, compile_to_ptx
+from mskernel_gpu.nvrtc import CompileError, compile_source
 
 
 def one_node_region(op, dt, shape=(4, 5)):
@@ -37,7 +37,7 @@ CASES = sorted((op, dt) for op, dts in FUSABLE.items() for dt in dts)
 def test_every_fusable_op_compiles_to_ptx(op, dt):
     region = one_node_region(op, dt)
     generated = generate(region, (4, 5))
-    ptx = compile_to_ptx(generated.source, generated.name)
+    ptx = compile_source(generated.source, generated.name).decode()
     assert f".visible .entry {generated.name}(" in ptx
 
 
@@ -48,9 +48,16 @@ def test_every_reduction_compiles_to_ptx(reduce, dt):
     m = b.input(tensor_type(dt, (3, 1)), "m")
     region = b.build([b.op("exp", b.op("add", x, b.op("neg", m)))])
     generated = generate(region, (3, 7), reduce, inner=7)
-    ptx = compile_to_ptx(generated.source, generated.name)
+    ptx = compile_source(generated.source, generated.name).decode()
     assert f".visible .entry {generated.name}(" in ptx
     assert "bar.sync" in ptx  # the block combines its partial results in shared memory
+
+
+@pytest.mark.parametrize("arch", ["sm_80", "sm_90"])
+def test_a_device_gets_a_cubin_of_its_own_architecture(arch):
+    generated = generate(one_node_region("exp", "bfloat16"), (4, 5))
+    cubin = compile_source(generated.source, generated.name, arch)
+    assert cubin[:4] == b"\x7fELF" and generated.name.encode() in cubin
 
 
 def test_the_kernel_name_is_the_hash_of_its_source():
@@ -62,7 +69,7 @@ def test_the_kernel_name_is_the_hash_of_its_source():
 
 def test_nvrtc_errors_carry_the_log_and_the_source():
     with pytest.raises(CompileError, match="undefined|identifier") as info:
-        compile_to_ptx('extern "C" __global__ void k() { nonsense(); }', "k")
+        compile_source('extern "C" __global__ void k() { nonsense(); }', "k")
     assert "--- source ---" in str(info.value)
 
 

@@ -1,5 +1,5 @@
 """The program's memory plan (lifetimes, release after the last read, in-place reuse) and the
-on-disk PTX cache (private, atomic, verified before use)."""
+on-disk cache of compiled kernels (private, atomic, verified before use)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from mskernel_sdk import GraphBuilder, run_reference, tensor_type
 
 from mskernel_gpu.executable import Program
 from mskernel_gpu.kernels import host_lib
-from mskernel_gpu.nvrtc import PtxCache
+from mskernel_gpu.nvrtc import KernelCache
 
 
 @pytest.fixture(autouse=True)
@@ -71,38 +71,38 @@ def test_programs_with_host_reads_are_not_captured_as_cuda_graphs():
 SOURCE = 'extern "C" __global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }'
 
 
-def test_ptx_is_cached_privately_and_atomically(tmp_path, monkeypatch):
+def test_kernels_are_cached_privately_and_atomically(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cache = PtxCache()
-    ptx = cache.ptx(SOURCE, "k")
-    assert ".entry k(" in ptx
-    directory = tmp_path / "mskernel" / "gpu-ptx"
+    cache = KernelCache()
+    ptx = cache.compiled(SOURCE, "k")
+    assert b".entry k(" in ptx
+    directory = tmp_path / "mskernel" / "gpu-kernels"
     assert stat.S_IMODE(os.stat(directory).st_mode) == 0o700
     (entry,) = directory.iterdir()
-    assert entry.name == f"{cache.key(SOURCE, 'compute_80')}.ptx"
+    assert entry.name == f"{cache.key(SOURCE, 'compute_80')}.bin"
     assert stat.S_IMODE(os.stat(entry).st_mode) == 0o600
-    assert cache.ptx(SOURCE, "k") == ptx  # read back, verified
+    assert cache.compiled(SOURCE, "k") == ptx  # read back, verified
 
 
-def test_tampered_ptx_is_compiled_again(tmp_path, monkeypatch):
+def test_a_tampered_kernel_is_compiled_again(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    cache = PtxCache()
-    ptx = cache.ptx(SOURCE, "k")
-    (entry,) = (tmp_path / "mskernel" / "gpu-ptx").iterdir()
+    cache = KernelCache()
+    ptx = cache.compiled(SOURCE, "k")
+    (entry,) = (tmp_path / "mskernel" / "gpu-kernels").iterdir()
     digest, _, body = entry.read_bytes().partition(b"\n")
     entry.write_bytes(digest + b"\n" + body + b"\n.global .u32 planted;\n")
     with pytest.warns(RuntimeWarning, match="does not match its digest"):
-        assert cache.ptx(SOURCE, "k") == ptx
+        assert cache.compiled(SOURCE, "k") == ptx
 
 
 def test_a_cache_others_can_write_is_refused(tmp_path, monkeypatch):
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    directory = tmp_path / "mskernel" / "gpu-ptx"
+    directory = tmp_path / "mskernel" / "gpu-kernels"
     directory.mkdir(parents=True)
     directory.chmod(0o777)
     with pytest.warns(RuntimeWarning, match="writable by others"):
-        cache = PtxCache()
-    assert ".entry k(" in cache.ptx(SOURCE, "k")
+        cache = KernelCache()
+    assert b".entry k(" in cache.compiled(SOURCE, "k")
     assert not list(directory.iterdir())
 
 

@@ -15,7 +15,7 @@ propagates through ``maximum``/``minimum`` as NumPy's.  Reductions accumulate in
 (double for float64).
 
 :func:`generate` returns the source and the kernel's name; the name holds the SHA-256 of
-the source, which is also the key of the compiled PTX on disk (:mod:`.nvrtc`).
+the source, which is also the key of the compiled code on disk (:mod:`.nvrtc`).
 """
 
 from __future__ import annotations

@@ -25,7 +25,7 @@ class Device:
         self.cupy = cupy
         found = probe()
         major, minor = found.devices[0].capability
-        self.arch = f"compute_{major}{minor}"
+        self.arch = f"sm_{major}{minor}"  # cubins: no PTX JIT, any driver of CUDA 12
         self.pool = cupy.get_default_memory_pool()  # the caching allocator
         self.notes: list[str] = []
         try:  # float16 GEMMs with float32 accumulation, whatever CuPy's default
@@ -64,11 +64,11 @@ class Device:
         return self.cupy.cuda.Stream(non_blocking=True)
 
     def function(self, name: str, source: str) -> Any:
-        """The loaded kernel ``name`` of generated ``source`` (PTX from the disk cache)."""
+        """The loaded kernel ``name`` of generated ``source`` (a cubin from the disk cache)."""
         if name not in self._functions:
-            ptx = default_cache().ptx(source, name, self.arch)
+            cubin = default_cache().compiled(source, name, self.arch)
             module = self.cupy.cuda.function.Module()
-            module.load(ptx.encode())
+            module.load(cubin)
             self._functions[name] = (module, module.get_function(name))
         return self._functions[name][1]
 

@@ -1,19 +1,20 @@
-"""Compiling generated CUDA C to PTX with NVRTC, cached on disk by the source's hash.
+"""Compiling generated CUDA C with NVRTC, cached on disk by the source's hash.
 
-NVRTC needs no device: it compiles for a virtual architecture (``compute_XY``), and the
-driver finishes the PTX for the device it loads on.  The target is the device's own
-capability when there is one, else ``compute_80`` (Ampere, the oldest with bfloat16
-arithmetic), which every later GPU runs.
+NVRTC needs no device.  On a machine with a GPU it compiles for the device's own
+architecture (``sm_XY``) into a cubin, machine code the driver loads as it is: a driver older
+than NVRTC (of the same CUDA major version) runs it, where it could not compile NVRTC's newer
+PTX.  Without a device (the CPU-side tests) it compiles for a virtual architecture
+(``compute_80``: Ampere, the oldest with bfloat16 conversions) into PTX.
 
-The cache, ``$XDG_CACHE_HOME/mskernel/gpu-ptx`` (default ``~/.cache/...``), is a directory
-this user alone can write (created 0700; one that is a symlink, someone else's, or writable
-by group or others is refused with a warning, and this process compiles without caching).
-A file is ``<sha256 of source, options and NVRTC version>.ptx``, written to a temporary file
-and renamed into place; its first line is the SHA-256 of the PTX after it.  Reading opens
-it without following symlinks, requires a regular file of this user's writable by nobody
-else, and compares the digest, so PTX that was tampered with or cut short is compiled again
-(with a warning) instead of loaded.  PTX is text the driver compiles, never native code run
-at load, but what a kernel computes is what the cache says, hence the care.
+The cache, ``$XDG_CACHE_HOME/mskernel/gpu-kernels`` (default ``~/.cache/...``), is a
+directory this user alone can write (created 0700; one that is a symlink, someone else's, or
+writable by group or others is refused with a warning, and this process compiles without
+caching).  A file is ``<sha256 of source, architecture and NVRTC version>.bin``, written to a
+temporary file and renamed into place; its first line is the SHA-256 of the compiled code
+after it.  Reading opens it without following symlinks, requires a regular file of this
+user's writable by nobody else, and compares the digest, so code that was tampered with or
+cut short is compiled again (with a warning) instead of loaded: a cubin is machine code the
+GPU runs.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ class CompileError(RuntimeError):
 
 def cache_root() -> Path:
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "mskernel" / "gpu-ptx"
+    return Path(root) / "mskernel" / "gpu-kernels"
 
 
 def nvrtc_version() -> tuple[int, int]:
@@ -49,9 +50,10 @@ def nvrtc_version() -> tuple[int, int]:
     return int(major), int(minor)
 
 
-def compile_to_ptx(source: str, name: str, arch: str = DEFAULT_ARCH,
-                   options: Sequence[str] = ()) -> str:
-    """PTX of ``source`` for the virtual architecture ``arch`` (no device needed)."""
+def compile_source(source: str, name: str, arch: str = DEFAULT_ARCH,
+                   options: Sequence[str] = ()) -> bytes:
+    """``source`` compiled for ``arch`` (no device needed): a cubin for a real architecture
+    (``sm_90``), PTX for a virtual one (``compute_80``)."""
     load_library("nvrtc")
     from cupy_backends.cuda.libs import nvrtc
 
@@ -64,10 +66,10 @@ def compile_to_ptx(source: str, name: str, arch: str = DEFAULT_ARCH,
             log = nvrtc.getProgramLog(program)
             raise CompileError(f"NVRTC could not compile {name} ({exc}):\n{log}\n"
                                f"--- source ---\n{source}") from None
-        ptx = nvrtc.getPTX(program)
+        code = nvrtc.getCUBIN(program) if arch.startswith("sm_") else nvrtc.getPTX(program)
     finally:
         nvrtc.destroyProgram(program)
-    return ptx.decode() if isinstance(ptx, bytes) else ptx
+    return code if isinstance(code, bytes) else code.encode()
 
 
 def _private_directory(path: Path) -> Optional[str]:
@@ -87,14 +89,14 @@ def _private_directory(path: Path) -> Optional[str]:
     return None
 
 
-class PtxCache:
+class KernelCache:
     """Compiled kernels by key, in one private directory (see the module's docstring)."""
 
     def __init__(self, directory: Optional[Path] = None) -> None:
         self.directory = directory or cache_root()
         refused = _private_directory(self.directory)
         if refused:
-            warnings.warn(f"gpu.fused: the PTX cache is refused ({refused}); kernels are "
+            warnings.warn(f"gpu.fused: the kernel cache is refused ({refused}); kernels are "
                           "compiled for this process only", RuntimeWarning, stacklevel=2)
         self.usable = refused is None
 
@@ -102,21 +104,21 @@ class PtxCache:
         text = f"{nvrtc_version()}\n{arch}\n{source}"
         return hashlib.sha256(text.encode()).hexdigest()
 
-    def ptx(self, source: str, name: str, arch: str = DEFAULT_ARCH) -> str:
-        """The PTX of ``source``: from the cache when a verified copy is there, else compiled
-        and stored."""
+    def compiled(self, source: str, name: str, arch: str = DEFAULT_ARCH) -> bytes:
+        """``source`` compiled for ``arch``: from the cache when a verified copy is there,
+        else compiled and stored."""
         key = self.key(source, arch)
         if self.usable:
             cached = self._read(key)
             if cached is not None:
                 return cached
-        ptx = compile_to_ptx(source, name, arch)
+        code = compile_source(source, name, arch)
         if self.usable:
-            self._write(key, ptx)
-        return ptx
+            self._write(key, code)
+        return code
 
-    def _read(self, key: str) -> Optional[str]:
-        path = self.directory / f"{key}.ptx"
+    def _read(self, key: str) -> Optional[bytes]:
+        path = self.directory / f"{key}.bin"
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except FileNotFoundError:
@@ -128,26 +130,25 @@ class PtxCache:
         with os.fdopen(fd, "rb") as f:
             info = os.fstat(f.fileno())
             data = f.read()
-        digest, _, ptx = data.partition(b"\n")
+        digest, _, code = data.partition(b"\n")
         if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.geteuid()
                 or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
             reason = "not a private regular file of this user"
-        elif hashlib.sha256(ptx).hexdigest().encode() != digest:
+        elif hashlib.sha256(code).hexdigest().encode() != digest:
             reason = "its content does not match its digest"
         else:
-            return ptx.decode()
+            return code
         warnings.warn(f"gpu.fused: {path} refused ({reason}); compiling again",
                       RuntimeWarning, stacklevel=3)
         return None
 
-    def _write(self, key: str, ptx: str) -> None:
-        data = ptx.encode()
-        with tempfile.NamedTemporaryFile(dir=self.directory, prefix=".ptx-",
+    def _write(self, key: str, code: bytes) -> None:
+        with tempfile.NamedTemporaryFile(dir=self.directory, prefix=".kernel-",
                                          delete=False) as f:  # mode 0600
-            f.write(hashlib.sha256(data).hexdigest().encode() + b"\n" + data)
-        os.replace(f.name, self.directory / f"{key}.ptx")
+            f.write(hashlib.sha256(code).hexdigest().encode() + b"\n" + code)
+        os.replace(f.name, self.directory / f"{key}.bin")
 
 
 @functools.cache
-def default_cache() -> PtxCache:
-    return PtxCache()
+def default_cache() -> KernelCache:
+    return KernelCache()
