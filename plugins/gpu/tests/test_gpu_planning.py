@@ -3,6 +3,7 @@ on-disk cache of compiled kernels (private, atomic, verified before use)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
 
@@ -149,7 +150,17 @@ def test_replays_copy_cells_in_and_stored_values_out():
     graph = b.build([new, token])
 
     stream = RecordingStream()
-    backend = SimpleNamespace(device=SimpleNamespace(cupy=np, stream=lambda: stream),
+    pools = []
+
+    @contextlib.contextmanager
+    def using_allocator(malloc):  # CuPy's: allocations inside come from ``malloc``
+        pools.append(malloc)
+        yield
+
+    cuda = SimpleNamespace(MemoryPool=lambda: SimpleNamespace(malloc=object()),
+                           using_allocator=using_allocator)
+    cupy = SimpleNamespace(copyto=np.copyto, cuda=cuda)
+    backend = SimpleNamespace(device=SimpleNamespace(cupy=cupy, stream=lambda: stream),
                               last_event=None)
     program = Program(graph, host_lib())
     executable = GpuExecutable(backend, graph, graph, program, graphs=True)
@@ -172,3 +183,5 @@ def test_replays_copy_cells_in_and_stored_values_out():
     np.testing.assert_array_equal(real.value.data, [3, 3, 3])
     np.testing.assert_array_equal(before, [1, 1, 1])  # a new array: the old one is untouched
     assert outputs[1] is TOKEN_VALUE and stream.launches == 2
+    assert len(pools) == 1  # the capture allocated from a pool of its own, once
+    assert executable.capture_error == ""

@@ -19,7 +19,8 @@ back) is captured once as a CUDA graph and then replayed with one launch per run
 arguments are copied into the graph's static input buffers, each ref cell's value into the
 buffer the graph's loads read, and afterwards the values the graph stored are copied into new
 arrays for the cells, and the outputs copied out.  A compiled training step (parameters in
-ref cells) thus costs a few copies and one graph launch from Python.
+ref cells) thus costs a few copies and one graph launch from Python.  The graph allocates
+from a memory pool of its own, so no block it writes on a replay is ever another array's.
 """
 
 from __future__ import annotations
@@ -376,7 +377,8 @@ class GpuExecutable(Executable):
         """The program captured as a CUDA graph over static buffers: a copy of each tensor
         argument, and for each ref cell a cell of its own whose loads read a buffer the cell's
         value is copied into before each replay (``loaded``) and whose stores leave the buffer
-        the graph writes; ``None`` (and :attr:`capture_error`) when capture fails."""
+        the graph writes; ``None`` (and :attr:`capture_error`) when capture fails.  The
+        static buffers and the pool the graph allocates from live as long as the graph."""
         statics: list[Any] = []
         for arg in datas:
             if isinstance(arg, RefCell):
@@ -391,18 +393,23 @@ class GpuExecutable(Executable):
                 if isinstance(static, RefCell):
                     static.value = DeviceArray(self.backend, static.type, static.loaded)
 
-        # a run holding every array leaves the caching allocator a free block for each, so
-        # the captured run allocates without cudaMalloc; the captured run's arrays are then
-        # held as long as the graph, which writes them on every replay
-        self.program.run(args, hold=[])
-        reset()
-        held: list[Any] = []
+        # Everything the captured kernels touch — results and the temporaries inside kernels
+        # (workspaces, partial results) — comes from a memory pool of the graph's own, which
+        # nothing else allocates from afterwards: a block a replay writes is never another
+        # array's.  A run holding every array first leaves that pool a free block of each
+        # size, so the capture itself needs no cudaMalloc.
+        cupy = self.backend.device.cupy
+        pool = cupy.cuda.MemoryPool()
+        held: list[Any] = [pool]
         try:
-            self.stream.begin_capture()
-            try:
-                outputs = self.program.run(args, hold=held)
-            finally:
-                graph = self.stream.end_capture()
+            with cupy.cuda.using_allocator(pool.malloc):
+                self.program.run(args, hold=[])
+                reset()
+                self.stream.begin_capture()
+                try:
+                    outputs = self.program.run(args, hold=held)
+                finally:
+                    graph = self.stream.end_capture()
         except Exception as exc:  # a kernel that cannot be captured: run step by step
             self._use_graph = False
             self.capture_error = f"{type(exc).__name__}: {exc}"
