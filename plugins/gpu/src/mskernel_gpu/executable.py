@@ -104,6 +104,11 @@ def _nbytes(value: Value) -> int:
     return math.prod(t.shape) * device_dtype(t.dtype).itemsize if isinstance(t, TensorType) else 0
 
 
+def _tensor_type(value: Value) -> TensorType:
+    assert isinstance(value.type, TensorType), value
+    return value.type
+
+
 def _bf16(value: Value) -> bool:
     return isinstance(value.type, TensorType) and value.type.dtype is bfloat16
 
@@ -136,8 +141,8 @@ class Program:
     def _runner(self, node: Node) -> Callable[..., tuple]:
         xp = self.lib.np
         if node.op == "constant":
-            (out,) = node.outputs
-            value = to_device_storage(xp, np.asarray(node.attrs["value"]), out.type.dtype)
+            out = _tensor_type(node.outputs[0])
+            value = to_device_storage(xp, np.asarray(node.attrs["value"]), out.dtype)
             return lambda: (value,)
         if node.op == "ref_load":
             return lambda cell, token: (cell.value.data.copy(), TOKEN_VALUE)
@@ -284,21 +289,20 @@ def fused_launcher(device: Any) -> Callable[[Node], Callable[..., Any]]:
 
     def launcher(node: Node) -> Callable[..., Any]:
         (region,) = node.regions
-        (result,) = region.outputs
-        domain = result.type.shape
+        domain = _tensor_type(region.outputs[0]).shape
         reduce = node.attrs.get("reduce", "none")
         inner = math.prod(domain[len(domain) - node.attrs.get("inner", 0):]) \
             if reduce != "none" else 1
-        out = node.outputs[0].type
+        out = _tensor_type(node.outputs[0])
         generated = generate(region, domain, None if reduce == "none" else reduce, inner,
                              out.dtype)
         function = device.function(generated.name, generated.source)
-        dt = device_dtype(out.dtype)
-        rows = math.prod(out.shape)
+        dt, shape = device_dtype(out.dtype), out.shape
+        rows = math.prod(shape)
         n = rows if reduce != "none" else math.prod(domain)
 
         def launch(*arrays: Any, out: Any = None) -> Any:
-            y = cupy.empty(node.outputs[0].type.shape, dt) if out is None else out
+            y = cupy.empty(shape, dt) if out is None else out
             if n:
                 blocks = min(n, 65535) if reduce != "none" else min(-(-n // THREADS), 8192)
                 function((blocks,), (THREADS,), (*arrays, y, np.int64(n)))
@@ -363,13 +367,13 @@ class GpuExecutable(Executable):
             self._captured = captured
         graph, statics, outputs, _ = self._captured
         for static, arg in zip(statics, datas):  # this run's values into the graph's buffers
-            if isinstance(arg, RefCell):
+            if isinstance(static, StaticCell):
                 cupy.copyto(static.loaded, arg.value.data)
             elif static is not None:
                 cupy.copyto(static, arg)
         graph.launch(self.stream)
         for static, arg in zip(statics, datas):  # the values the graph stored, as new arrays
-            if isinstance(arg, RefCell) and static.value.data is not static.loaded:
+            if isinstance(static, StaticCell) and static.value.data is not static.loaded:
                 arg.value = DeviceArray(self.backend, arg.type, static.value.data.copy())
         return [o.copy() if hasattr(o, "copy") else o for o in outputs]
 
@@ -390,7 +394,7 @@ class GpuExecutable(Executable):
 
         def reset() -> None:
             for static in statics:
-                if isinstance(static, RefCell):
+                if isinstance(static, StaticCell):
                     static.value = DeviceArray(self.backend, static.type, static.loaded)
 
         # Everything the captured kernels touch — results and the temporaries inside kernels

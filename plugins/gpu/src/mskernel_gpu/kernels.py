@@ -264,9 +264,10 @@ def _max_pool(lib: ArrayLib, x: Any, kernel: Sequence[int], stride: Any, padding
     window = Window.of(x.ndim - 2, kernel, kernel if stride is None else stride, padding,
                        dilation, ceil_mode)
     lowest = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
-    result = None
-    for part in _windows(lib, x, window, lowest):
-        result = part.copy() if result is None else lib.np.maximum(result, part, out=result)
+    parts = _windows(lib, x, window, lowest)
+    result = next(parts).copy()  # a window has at least one position
+    for part in parts:
+        lib.np.maximum(result, part, out=result)
     return result
 
 
@@ -274,9 +275,10 @@ def _avg_pool(lib: ArrayLib, x: Any, kernel: Sequence[int], stride: Any, padding
               ceil_mode: bool, count_include_pad: bool) -> Any:
     window = Window.of(x.ndim - 2, kernel, kernel if stride is None else stride, padding,
                        None, ceil_mode)
-    total = None
-    for part in _windows(lib, widened(x), window, 0):
-        total = part.copy() if total is None else lib.np.add(total, part, out=total)
+    parts = _windows(lib, widened(x), window, 0)
+    total = next(parts).copy()  # a window has at least one position
+    for part in parts:
+        lib.np.add(total, part, out=total)
     counts = lib.np.asarray(avg_divisors(window, x.shape[2:], count_include_pad))
     return (total / counts.astype(total.dtype)).astype(x.dtype)
 
