@@ -35,9 +35,16 @@ def _npu() -> Any:
     return AscendBackend()
 
 
+def _emulator() -> Any:
+    from .emulator import EmulateBackend
+
+    return EmulateBackend()
+
+
 @hookimpl
 def mskernel_register_backends(backends: Any) -> None:
     backends.register(NAME, _npu, priority=PRIORITY)
+    backends.register(EMULATE, _emulator, priority=EMULATE_PRIORITY)
 
 
 @hookimpl
@@ -50,11 +57,14 @@ def mskernel_register_ops(registry: Any) -> None:
 
 @hookimpl
 def mskernel_register_rules(rules: Any) -> None:
+    from .offline import ONNX_TRANSLATORS
     from .ops import OPDEFS, samples
 
     for opdef in OPDEFS:
         rules.register(SAMPLES_RULE, opdef.name,
                        lambda rng, name=opdef.name: (s for s in samples(rng) if s.op == name))
+    for op, translate in ONNX_TRANSLATORS.items():
+        rules.register("onnx_export", op, translate)
 
 
 @hookimpl
