@@ -16,6 +16,7 @@ __version__ = "0.1.0"
 
 from .precision import PRECISION_MODES, get_precision_mode, precision_mode, set_precision_mode
 from .probe import probe
+from .report import precision_report
 
-__all__ = ["PRECISION_MODES", "get_precision_mode", "precision_mode",
+__all__ = ["PRECISION_MODES", "get_precision_mode", "precision_mode", "precision_report",
            "probe", "set_precision_mode"]
