@@ -77,3 +77,14 @@ def test_plugins_info_lists_what_was_probed(bare: None) -> None:
     text = " ".join(done.stdout.split())
     assert "'ascend', priority 200, NOT available: no Ascend NPU runtime" in text
     assert "libascendcl.so: not found" in text and "npu-smi: not found" in text
+    assert "'ascend-emulate', priority -2000, available" in text
+
+
+def test_plugins_list_says_the_npu_backend_is_unavailable_and_why(bare: None) -> None:
+    done = subprocess.run([sys.executable, "-m", "mskernel.cli", "plugins", "list"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("backend 'ascend'")]
+    assert line.startswith("backend 'ascend' (mskernel-ascend) unavailable: no Ascend NPU "
+                           "runtime: CANN toolkit, acl, libascendcl.so, atc, npu-smi, NPU "
+                           "devices not found.")

@@ -61,13 +61,14 @@ class AscendBackend(Backend):
         if found.runtime_ready and found.finding("atc").found:
             return Availability(available=True, reason=f"CANN at {found.toolkit_root}; "
                                                        f"{found.finding('NPU devices').detail}")
-        missing = "; ".join(str(f) for f in found.missing)
+        missing = ", ".join(f.what for f in found.missing)
+        details = "; ".join(str(f) for f in found.missing)
         present = [f.what for f in found.findings if f.found]
         return Availability(available=False, reason=(
-            f"no Ascend NPU runtime: {missing}"
+            f"no Ascend NPU runtime: {missing} not found"
             + (f" (found: {', '.join(present)})" if present else "")
-            + ". Precision on Ascend can be previewed anywhere with the ascend-emulate "
-              "backend"))
+            + f". {details}. Ascend's numerics can be previewed on any machine with the "
+              f"ascend-emulate backend"))
 
     def capabilities(self) -> Capabilities:
         return ascend_capabilities()
