@@ -178,3 +178,15 @@ def test_a_failing_acl_call_is_named_and_what_was_acquired_is_released() -> None
 def test_without_pyacl_the_error_says_how_to_get_it() -> None:
     with pytest.raises(AclError, match="pyACL is not importable.*set_env.sh"):
         AclModel("/m.om")
+
+
+def test_the_npu_claims_what_onnx_can_carry_and_the_emulator_any_pure_op() -> None:
+    from mskernel_ascend.capabilities import emulator_capabilities, npu_capabilities
+
+    npu, emulator = npu_capabilities(), emulator_capabilities()
+    for op in ("conv", "matmul", "ascend.conv2d", "ascend.matmul_bias", "log_softmax"):
+        assert op in npu and op in emulator
+    for op in ("random_normal", "fft", "ascend.transdata"):
+        assert op not in npu and op in emulator
+    for op in ("ref_load", "ref_store", "If", "While"):
+        assert op not in npu and op not in emulator

@@ -1,18 +1,36 @@
-"""What both Ascend backends claim: every op of the process's registry that computes a pure
-function of its tensors (no effects, no regions), on the dtypes Ascend's kernels take.
-Parameter reads and writes, control flow and float64 or complex values run on the next
-backend (``MSKERNEL_BACKENDS=ascend-emulate,cpu``: the cpu backend)."""
+"""What the Ascend backends claim.
+
+Both claim only ops that compute a pure function of their tensors (no effects, no regions)
+on the dtypes Ascend's kernels take; parameter reads and writes, control flow and float64
+or complex values run on the next backend (``MSKERNEL_BACKENDS=ascend-emulate,cpu``: the cpu
+backend).  The emulator runs any such op.  The NPU runs what reaches it as ONNX, so it
+claims the ops mskernel-onnx can write: the core ops it translates and the ops with an
+``"onnx_export"`` rule (the fused Ascend ops among them); random numbers and the other ops
+ONNX cannot express fall back.
+"""
 
 from __future__ import annotations
 
-from mskernel_sdk import Capabilities, OpSupport, dtype, op_registry
+from mskernel_sdk import Capabilities, OpSupport, dtype, op_registry, rule_registry
 
 DTYPES = frozenset(dtype(name) for name in (
     "float16", "float32", "int8", "uint8", "int16", "int32", "int64", "bool"))
 
 
-def ascend_capabilities() -> Capabilities:
+def _pure_ops() -> list[str]:
     registry = op_registry()
-    ops = [name for name in registry.names()
-           if not registry.get(name).effectful and not registry.get(name).num_regions]
-    return Capabilities.uniform(ops, OpSupport(dtypes=DTYPES))
+    return [name for name in registry.names()
+            if not registry.get(name).effectful and not registry.get(name).num_regions]
+
+
+def emulator_capabilities() -> Capabilities:
+    return Capabilities.uniform(_pure_ops(), OpSupport(dtypes=DTYPES))
+
+
+def npu_capabilities() -> Capabilities:
+    from mskernel_onnx.export_ops import TRANSLATORS
+
+    rules = rule_registry()
+    exportable = [name for name in _pure_ops()
+                  if name in TRANSLATORS or rules.has("onnx_export", name)]
+    return Capabilities.uniform(exportable, OpSupport(dtypes=DTYPES))

@@ -28,7 +28,7 @@ from mskernel_sdk import (
     MskernelError, Node, TensorType, as_storage, dtype, op_registry,
 )
 
-from .capabilities import ascend_capabilities
+from .capabilities import emulator_capabilities
 from .numerics import to_half
 from .passes import lower
 from .precision import get_precision_mode
@@ -106,7 +106,7 @@ class EmulateBackend(Backend):
             f"(precision mode {get_precision_mode()}); no NPU is used"))
 
     def capabilities(self) -> Capabilities:
-        return ascend_capabilities()
+        return emulator_capabilities()
 
     def to_device(self, host: np.ndarray, type: TensorType) -> DeviceArray:
         return DeviceArray(self, type, np.array(as_storage(host, type.dtype)))

@@ -19,7 +19,7 @@ from mskernel_sdk import (
     Graph, TensorType, as_storage,
 )
 
-from .capabilities import ascend_capabilities
+from .capabilities import npu_capabilities
 from .probe import CannProbe, probe
 
 #: Overrides the SoC name ATC compiles for (default: what ACL reports for the device).
@@ -71,7 +71,7 @@ class AscendBackend(Backend):
               f"ascend-emulate backend"))
 
     def capabilities(self) -> Capabilities:
-        return ascend_capabilities()
+        return npu_capabilities()
 
     def to_device(self, host: np.ndarray, type: TensorType) -> DeviceArray:
         return DeviceArray(self, type, np.array(as_storage(host, type.dtype)))
