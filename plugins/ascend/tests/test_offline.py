@@ -190,3 +190,32 @@ def test_the_npu_claims_what_onnx_can_carry_and_the_emulator_any_pure_op() -> No
         assert op not in npu and op in emulator
     for op in ("ref_load", "ref_store", "If", "While"):
         assert op not in npu and op not in emulator
+
+
+def test_the_fused_ops_onnx_forms_agree_with_their_reference(tmp_path: Path) -> None:
+    """Every NCHW sample of ascend.conv2d (stride, asymmetric padding, ReLU) and of
+    ascend.matmul_bias, in float32 and float16, through ONNX Runtime."""
+    from mskernel_sdk import sample_graph, samples_for, tolerance_for_reduction
+
+    from mskernel_onnx.export import to_onnx
+
+    checked = 0
+    for op in ("ascend.conv2d", "ascend.matmul_bias"):
+        for sample in samples_for(op):
+            if sample.attrs.get("format", "NCHW") != "NCHW":
+                continue
+            graph = sample_graph(sample)
+            model = to_onnx(graph, opset=13)
+            session = onnxruntime.InferenceSession(model.SerializeToString(),
+                                                   providers=["CPUExecutionProvider"])
+            names = [i.name for i in session.get_inputs()]
+            (got,) = session.run(None, dict(zip(names, sample.args)))
+            (expected,) = run_reference(graph, list(sample.args))
+            # sums of products: the bound of their length and magnitudes (|x| * |w| + |b|)
+            w = sample.args[1]
+            length = (int(np.prod(w.shape[1:])) if op == "ascend.conv2d" else w.shape[0]) + 1
+            (magnitude,) = run_reference(graph, [np.abs(a) for a in sample.args])
+            rtol, atol = tolerance_for_reduction(graph.outputs[0].type.dtype, length, magnitude)
+            assert np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected))
+            checked += 1
+    assert checked == 6  # 4 convolutions, 2 matmuls
