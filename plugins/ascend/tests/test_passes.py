@@ -136,3 +136,40 @@ def test_5hd_blocks_the_channels_by_c0(dt: str, c0: int) -> None:
     assert x5.shape == (2, -(-40 // c0), 3, 2, c0)
     assert x5[1, 39 // c0, 2, 1, 39 % c0] == x[1, 39, 2, 1]
     np.testing.assert_array_equal(formats.to_nchw(x5, 40), x)
+
+
+def sgd_momentum_step():
+    """A training step by hand: loss = sum((x @ p)**2), its gradient by a Cube op, a
+    momentum update of the parameter p and its state m written back."""
+    from mskernel_sdk import RefType, TokenType
+
+    b = GraphBuilder("step")
+    x = b.input(tensor_type("f32", (8, 4)), "x")
+    p_ref = b.input(RefType(tensor_type("f32", (4, 3))), "p")
+    m_ref = b.input(RefType(tensor_type("f32", (4, 3))), "m")
+    token = b.input(TokenType(), "token")
+    p, token = b.op("ref_load", p_ref, token)
+    m, token = b.op("ref_load", m_ref, token)
+    y = b.op("matmul", x, p)
+    loss = b.op("sum", b.op("mul", y, y))
+    g = b.op("matmul", b.op("transpose", x), b.op("add", y, y))
+    nine = b.op("full", shape=(4, 3), value=0.9, dtype="float32")
+    tenth = b.op("full", shape=(4, 3), value=0.1, dtype="float32")
+    m_new = b.op("add", b.op("mul", nine, m), b.op("mul", g, g))
+    p_new = b.op("sub", p, b.op("mul", tenth, m_new))
+    token = b.op("ref_store", m_ref, m_new, token)
+    token = b.op("ref_store", p_ref, p_new, token)
+    return b.build([loss, token])
+
+
+def test_parameter_updates_keep_the_parameters_dtype_under_force_fp16() -> None:
+    lowered = lower(sgd_momentum_step(), precision_mode="force_fp16").graph
+    verify(lowered)
+    dtypes = [(n.op, n.output.type.dtype.name) for n in lowered.nodes
+              if n.op in ("matmul", "ascend.matmul_bias", "mul", "add", "sub", "sum")]
+    # forward and backward in float16: the products, y * y, its sum, y + y; the update in
+    # float32: g * g (read by the update only), 0.9 * m, the sum, 0.1 * m', p - 0.1 * m'
+    assert dtypes == [("matmul", "float16"), ("mul", "float16"), ("sum", "float16"),
+                      ("add", "float16"), ("matmul", "float16"), ("mul", "float32"),
+                      ("mul", "float32"), ("add", "float32"), ("mul", "float32"),
+                      ("sub", "float32")]

@@ -1,9 +1,10 @@
 """What the Ascend backends claim.
 
-Both claim only ops that compute a pure function of their tensors (no effects, no regions)
-on the dtypes Ascend's kernels take; parameter reads and writes, control flow and float64
-or complex values run on the next backend (``MSKERNEL_BACKENDS=ascend-emulate,cpu``: the cpu
-backend).  The emulator runs any such op.  The NPU runs what reaches it as ONNX, so it
+Both claim ops that compute a pure function of their tensors (no effects, no regions) on
+the dtypes Ascend's kernels take; control flow and float64 or complex values run on the next
+backend (``MSKERNEL_BACKENDS=ascend-emulate,cpu``: the cpu backend).  The emulator runs any
+such op, and the parameter reads and writes of a training step (``ref_load``,
+``ref_store``), as the NPU keeps parameters in device memory.  The NPU runs what reaches it as ONNX, so it
 claims the ops mskernel-onnx can write: the core ops it translates and the ops with an
 ``"onnx_export"`` rule (the fused Ascend ops among them); random numbers and the other ops
 ONNX cannot express fall back.
@@ -23,8 +24,12 @@ def _pure_ops() -> list[str]:
             if not registry.get(name).effectful and not registry.get(name).num_regions]
 
 
+#: the state ops the emulator runs
+STATE_OPS = ("ref_load", "ref_store")
+
+
 def emulator_capabilities() -> Capabilities:
-    return Capabilities.uniform(_pure_ops(), OpSupport(dtypes=DTYPES))
+    return Capabilities.uniform([*_pure_ops(), *STATE_OPS], OpSupport(dtypes=DTYPES))
 
 
 def npu_capabilities() -> Capabilities:

@@ -12,7 +12,9 @@ lowered graph node by node with each op's reference semantics and these rules:
   for a Vector op it is the float16 result of the op;
 - float16 overflow saturates to ±65504 (Ascend's default saturation mode), and every
   overflow and underflow is counted (:func:`.numerics.recording`);
-- everything else (float32 nodes, integers, booleans) is computed as the reference does.
+- everything else (float32 nodes, integers, booleans) is computed as the reference does;
+  parameter reads and writes (``ref_load``, ``ref_store``) too, so a training step runs here
+  whole and the precision pass sees which ops update parameters.
 
 It is never a default: its priority is below the reference backend's, so it runs only where a
 user asks for it, as in ``MSKERNEL_BACKENDS=ascend-emulate,cpu``.
@@ -25,7 +27,7 @@ from typing import Any, Callable, Optional, Sequence
 import numpy as np
 from mskernel_sdk import (
     Availability, Backend, Capabilities, CompileOptions, DeviceArray, Executable, Graph,
-    MskernelError, Node, TensorType, as_storage, dtype, op_registry,
+    MskernelError, Node, RefCell, TensorType, as_storage, dtype, op_registry,
 )
 
 from .capabilities import emulator_capabilities
@@ -58,12 +60,16 @@ class _Step:
 
     def __call__(self, arrays: list[np.ndarray]) -> list[np.ndarray]:
         if any(self.half):
-            arrays = [a.astype(np.float32) if a.dtype == np.float16 else a for a in arrays]
+            arrays = [a.astype(np.float32) if getattr(a, "dtype", None) == np.float16 else a
+                      for a in arrays]
         with np.errstate(all="ignore"):
             result = self.fn(*arrays, **self.attrs)
         results = list(result) if isinstance(result, (tuple, list)) else [result]
         out = []
         for value, half, r in zip(self.node.outputs, self.half, results):
+            if not isinstance(value.type, TensorType):  # a token
+                out.append(r)
+                continue
             r = to_half(r, key=self.key) if half else as_storage(np.asarray(r), value.type.dtype)
             if r.shape != value.type.shape:
                 raise MskernelError(f"ascend-emulate: op '{self.node.op}'{self.node.where()} "
@@ -84,11 +90,20 @@ class EmulatedExecutable(Executable):
         self.steps = [_Step(node) for node in self.lowered.nodes]
 
     def run(self, args: Sequence[Any]) -> list[Any]:
-        return [DeviceArray(self.backend, v.type, r)
-                for v, r in zip(self.graph.outputs, self.run_host([a.data for a in args]))]
+        cells = [(arg, RefCell(arg.type, arg.value.data)) for arg in args
+                 if isinstance(arg, RefCell)]
+        inner = dict((id(outer), cell) for outer, cell in cells)
+        host = [arg.data if isinstance(arg, DeviceArray) else inner.get(id(arg), arg)
+                for arg in args]
+        results = self.run_host(host)
+        for outer, cell in cells:  # the parameters the graph wrote
+            outer.value = DeviceArray(self.backend, outer.type, cell.value)
+        return [DeviceArray(self.backend, v.type, r) if isinstance(v.type, TensorType) else r
+                for v, r in zip(self.graph.outputs, results)]
 
-    def run_host(self, arrays: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """Evaluate on host arrays in reference storage."""
+    def run_host(self, arrays: Sequence[Any]) -> list[Any]:
+        """Evaluate on host arrays in reference storage (host ``RefCell`` s for refs,
+        ``TOKEN_VALUE`` for tokens)."""
         env = dict(zip(self.lowered.inputs, arrays))
         for step in self.steps:
             env.update(zip(step.node.outputs, step([env[v] for v in step.node.inputs])))

@@ -16,7 +16,9 @@ unit runs everything else in float16 or float32.  The modes:
   list), the others follow their inputs (float16 when one of them is float16 already).
 
 Ops that compute no new values (data movement, layout conversion, max pooling, ReLU) follow
-their inputs in every mode.  A node computing in float16 reads its float32 inputs
+their inputs in every mode.  In a training step, the ops that update parameters and optimizer
+state from their gradients keep the parameters' dtype (:func:`parameter_updates`), as
+Ascend's optimizer kernels update float32 variables in float32.  A node computing in float16 reads its float32 inputs
 through ``cast`` nodes and its float32 results are cast back, so the graph computes the same
 types as before; the ``ascend.cancel`` pass then removes a cast back to float32 read only
 through a cast to float16.  Ops that create a dtype of their own (``cast``, ``full``, ...),
@@ -152,6 +154,52 @@ def _eligible(node: Node, context: PassContext) -> bool:
     return bool(floats) and all(t.dtype.name == "float32" for t in floats)
 
 
+def parameter_updates(graph: Graph) -> set[Value]:
+    """The values of the ops that update parameters in a training step: the ops reached from
+    a read of a parameter (or optimizer state) that the graph writes back, through ops that
+    are not Cube ops and do not feed a result the graph returns (its forward computation),
+    and the ops whose results only those read (a gradient's square, a bias gradient's sum).
+    The gradients reach them from the Cube ops; the arithmetic on the state is what Ascend's
+    optimizer kernels (ApplyAdam, ApplyMomentum, ...) do in the parameters' dtype."""
+    stored = {n.inputs[0] for n in graph.nodes if n.op == "ref_store"}
+    if not stored:
+        return set()
+    producers = {v: n for n in graph.nodes for v in n.outputs}
+    returned: set[Value] = set()
+    pending = [v for v in graph.outputs if isinstance(v.type, TensorType)]
+    while pending:
+        value = pending.pop()
+        if value in returned:
+            continue
+        returned.add(value)
+        producer = producers.get(value)
+        if producer is not None:  # along tensors only: tokens order everything
+            pending.extend(v for v in producer.inputs if isinstance(v.type, TensorType))
+    updates: set[Value] = set()
+    for node in graph.nodes:
+        tensors = [v for v in node.outputs if isinstance(v.type, TensorType)]
+        if node.op == "ref_load":
+            if node.inputs[0] in stored:
+                updates.update(tensors)
+        elif (node.op not in CUBE_OPS and not node.regions and not returned.intersection(tensors)
+              and updates.intersection(node.inputs)):
+            updates.update(tensors)
+    readers: dict[Value, list[Node]] = {}
+    for node in graph.nodes:
+        for value in node.inputs:
+            readers.setdefault(value, []).append(node)
+    for node in reversed(graph.nodes):  # what only the updates read: g * g of ApplyAdam
+        tensors = [v for v in node.outputs if isinstance(v.type, TensorType)]
+        if (node.op in CUBE_OPS or node.regions or node.op == "ref_load" or not tensors
+                or returned.intersection(tensors) or updates.issuperset(tensors)):
+            continue
+        read_by = [r for v in tensors for r in readers.get(v, ())]
+        if read_by and all(r.op == "ref_store" or updates.intersection(r.outputs)
+                           for r in read_by):
+            updates.update(tensors)
+    return updates
+
+
 class PrecisionPass:
     """``ascend.precision``: the casts of the precision mode (see the module doc)."""
 
@@ -161,9 +209,11 @@ class PrecisionPass:
         mode = mode_of(context)
         if mode == "must_keep_origin_dtype":
             return PassResult(graph, False)
+        updates = parameter_updates(graph)
 
         def visit(node: Node, scope: Scope) -> Optional[Replacement]:
-            if not _eligible(node, context) or not computes_in_half(node, scope, mode):
+            if (not _eligible(node, context) or updates.intersection(node.outputs)
+                    or not computes_in_half(node, scope, mode)):
                 return None
             return _in_half(node, scope, context)
 
