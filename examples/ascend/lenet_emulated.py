@@ -17,12 +17,10 @@ import argparse
 import os
 import sys
 import time
-import warnings
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-os.environ.setdefault("MSKERNEL_BACKENDS", "ascend-emulate,cpu")  # parameters live on cpu
-warnings.filterwarnings("ignore", "backend 'ascend-emulate' cannot run")  # ref_load/ref_store
+os.environ.setdefault("MSKERNEL_BACKENDS", "ascend-emulate,cpu")
 
 import mskernel  # noqa: E402
 import mskernel_ascend  # noqa: E402

@@ -15,7 +15,8 @@ from __future__ import annotations
 from mskernel_sdk import Capabilities, OpSupport, dtype, op_registry, rule_registry
 
 DTYPES = frozenset(dtype(name) for name in (
-    "float16", "float32", "int8", "uint8", "int16", "int32", "int64", "bool"))
+    "float16", "float32", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64",
+    "uint64", "bool"))
 
 
 def _pure_ops() -> list[str]:
