@@ -53,8 +53,8 @@ class _Step:
         self.half = [isinstance(v.type, TensorType) and v.type.dtype is _HALF
                      for v in node.outputs]
         attrs = dict(node.attrs)
-        if any(self.half) and attrs.get("dtype") is _HALF:
-            attrs["dtype"] = _SINGLE  # computed in float32, rounded below
+        if node.op == "cast" and any(self.half):
+            attrs["dtype"] = _SINGLE  # a float16 cast is the saturating rounding below
         self.attrs = attrs
         self.key = node_key(node)
 
