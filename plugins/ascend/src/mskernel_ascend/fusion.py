@@ -27,7 +27,7 @@ from mskernel_sdk import (
 from .ops import CONV2D, MATMUL_BIAS
 
 
-def _is_conv2d(node: Node) -> bool:
+def is_conv2d(node: Node) -> bool:
     types = [v.type for v in (*node.inputs, *node.outputs)]
     return (node.op == "conv" and node.attrs["groups"] == 1 and len(node.outputs) == 1
             and all(isinstance(t, TensorType) and t.dtype.is_floating for t in types)
@@ -87,7 +87,7 @@ def fuse_conv_batch_norm(node: Node, scope: Scope, context: PassContext) -> Opti
     if node.attrs["training"]:
         return None
     conv = scope.get(node.inputs[0])
-    if conv is None or not _is_conv2d(conv) or not scope.single_use(conv.output):
+    if conv is None or not is_conv2d(conv) or not scope.single_use(conv.output):
         return None
     if any(scope.uses(v) for v in node.outputs[1:]):
         return None
@@ -97,7 +97,7 @@ def fuse_conv_batch_norm(node: Node, scope: Scope, context: PassContext) -> Opti
     c = w.type.shape[0]
     if any(v.type != TensorType(dt, (c,)) for v in (gamma, beta, mean, var)):
         return None
-    b = _Emitter(context, node)
+    b = NodeEmitter(context, node)
     eps = b.op("full", shape=(c,), value=float(node.attrs["eps"]), dtype=dt.name)
     scale = b.op("div", gamma, b.op("sqrt", b.op("add", var, eps)))
     shift = b.op("add", beta, b.op("neg", b.op("mul", mean, scale)))
@@ -112,7 +112,7 @@ def fuse_relu(context: PassContext, relu: Node, conv: Node) -> Union[Node, Repla
     if conv.op == CONV2D:
         return None if conv.attrs["relu"] else make_node(context, CONV2D, *conv.inputs,
                                                          **{**conv.attrs, "relu": True})
-    if not _is_conv2d(conv):
+    if not is_conv2d(conv):
         return None
     y = conv.output.type
     zeros = make_node(context, "full", shape=(y.shape[1],), value=0.0, dtype=y.dtype.name)
@@ -134,7 +134,7 @@ def fuse_matmul_bias(context: PassContext, add: Node, matmul: Node,
     return Replacement((*nodes, replace(fused, outputs=add.outputs, loc=add.loc)), add.outputs)
 
 
-class _Emitter:
+class NodeEmitter:
     """Nodes for a replacement, each at the source line of the node they replace."""
 
     def __init__(self, context: PassContext, at: Node) -> None:
@@ -146,7 +146,7 @@ class _Emitter:
         return node.output
 
 
-CONV = Pat("conv", name="conv", single_use=True, where=_is_conv2d)
+CONV = Pat("conv", name="conv", single_use=True, where=is_conv2d)
 MATMUL = Pat("matmul", name="matmul", single_use=True, where=_is_matmul2d)
 
 FUSIONS = Patterns([

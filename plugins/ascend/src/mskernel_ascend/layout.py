@@ -27,7 +27,7 @@ from mskernel_sdk import (
 )
 
 from . import formats
-from .fusion import _Emitter, _is_conv2d
+from .fusion import NodeEmitter, is_conv2d
 from .ops import CONV2D, TRANSDATA
 
 ZERO_PRESERVING = ("relu", "neg", "abs", "cast")
@@ -36,7 +36,7 @@ ZERO_PRESERVING = ("relu", "neg", "abs", "cast")
 def to_5hd(node: Node, scope: Scope, context: PassContext) -> Optional[Replacement]:
     """An NCHW 2-D convolution in NC1HWC0 with FRACTAL_Z weights."""
     if node.op == "conv":
-        if not _is_conv2d(node):
+        if not is_conv2d(node):
             return None
         bias: Optional[Value] = None
     elif node.attrs["format"] == formats.NCHW:
@@ -45,7 +45,7 @@ def to_5hd(node: Node, scope: Scope, context: PassContext) -> Optional[Replaceme
         return None
     x, w = node.inputs[:2]
     y = node.output.type
-    b = _Emitter(context, node)
+    b = NodeEmitter(context, node)
     if bias is None:
         bias = b.op("full", shape=(y.shape[1],), value=0.0, dtype=y.dtype.name)
     x5 = b.op(TRANSDATA, x, src_format=formats.NCHW, dst_format=formats.NC1HWC0,
