@@ -173,3 +173,13 @@ def test_parameter_updates_keep_the_parameters_dtype_under_force_fp16() -> None:
                       ("add", "float16"), ("matmul", "float16"), ("mul", "float32"),
                       ("mul", "float32"), ("add", "float32"), ("mul", "float32"),
                       ("sub", "float32")]
+
+
+def test_a_bad_mode_in_the_environment_is_an_error_at_compile_not_at_discovery(
+        monkeypatch) -> None:
+    from mskernel_ascend.emulator import EmulateBackend
+
+    monkeypatch.setenv("MSKERNEL_ASCEND_PRECISION_MODE", "fp8")
+    assert EmulateBackend().availability().available
+    with pytest.raises(MskernelError, match="MSKERNEL_ASCEND_PRECISION_MODE: unknown"):
+        lower(conv_net())

@@ -116,9 +116,13 @@ class EmulateBackend(Backend):
     host_memory = True
 
     def availability(self) -> Availability:
+        try:
+            mode = f"precision mode {get_precision_mode()}"
+        except MskernelError as exc:  # a bad MSKERNEL_ASCEND_PRECISION_MODE: said at compile
+            mode = str(exc)
         return Availability(available=True, reason=(
             f"emulates Ascend numerics on the host CPU with NumPy {np.__version__} "
-            f"(precision mode {get_precision_mode()}); no NPU is used"))
+            f"({mode}); no NPU is used"))
 
     def capabilities(self) -> Capabilities:
         return emulator_capabilities()

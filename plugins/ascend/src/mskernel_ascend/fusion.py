@@ -28,6 +28,7 @@ from .ops import CONV2D, MATMUL_BIAS
 
 
 def is_conv2d(node: Node) -> bool:
+    """A 2-D ``conv`` with one group, of one floating dtype."""
     types = [v.type for v in (*node.inputs, *node.outputs)]
     return (node.op == "conv" and node.attrs["groups"] == 1 and len(node.outputs) == 1
             and all(isinstance(t, TensorType) and t.dtype.is_floating for t in types)
