@@ -18,7 +18,7 @@ from mskernel.runtime import FallbackWarning
 from mskernel_sdk import GraphBuilder, compile_graph, op_registry, tensor_type
 
 import mskernel_cpu
-from mskernel_cpu.native import load
+from mskernel_cpu.native import BLAS_CORETYPE_ENV, BLAS_OVERRIDES, load
 
 
 def test_plugins_list_shows_cpu_ok(capsys):
@@ -100,6 +100,26 @@ def test_threads_come_from_the_environment(value, expected):
     assert int(result.stdout) == (expected or default)
     if value == "zero":
         assert "MSKERNEL_NUM_THREADS='zero' is not a positive integer" in result.stderr
+
+
+def blas_family(**variables: str) -> str:
+    """The OpenBLAS kernel family a fresh process loads with ``variables`` set (and none of
+    the BLAS variables of this environment)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in (*BLAS_OVERRIDES, BLAS_CORETYPE_ENV)} | variables
+    script = ("import os, mskernel_cpu.native as n; print(n.load().blas_info()); "
+              "print(os.environ.get('OPENBLAS_CORETYPE'), os.environ.get('OPENBLAS_L2_SIZE'))")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=120, check=True)
+    info, restored = result.stdout.splitlines()
+    assert restored == f"{variables.get('OPENBLAS_CORETYPE')} {variables.get('OPENBLAS_L2_SIZE')}"
+    return info.rsplit("(", 1)[1].rstrip(")").lower()
+
+
+def test_openblas_picks_its_own_kernel_whatever_openblas_coretype_says():
+    own = blas_family()
+    assert blas_family(OPENBLAS_CORETYPE="Sandybridge", OPENBLAS_L2_SIZE="65536") == own
+    assert blas_family(**{BLAS_CORETYPE_ENV: "Sandybridge"}) == "sandybridge"
 
 
 def test_a_cpu_without_the_kernels_instruction_set_leaves_the_reference_backend():
