@@ -533,7 +533,7 @@ _CONV_TRANSPOSE_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
 )
 
 # (label, x shape, attrs); the first two run on every float dtype.
-_MAX_POOL_CASES = (
+_MAX_POOL_CASES: tuple[tuple[str, Shape, dict[str, Any]], ...] = (
     ("1d-ceil", (2, 3, 8), {"kernel": (3,), "stride": (2,), "padding": (1, 1), "ceil_mode": True}),
     ("2d-dilation-asym-pad", (1, 2, 6, 7),
      {"kernel": (2, 3), "stride": (2, 1), "padding": (0, 1, 1, 0), "dilation": (2, 1)}),
