@@ -2,10 +2,14 @@
 the gradients are combined over the ranks before every update, so the replicas stay equal.
 
 :class:`GradientBuckets` fuses the gradients into buckets (by size, in backward order, one
-dtype per bucket, as PyTorch's DDP does), all-reduces each bucket with one
-``parallel.all_reduce`` op, and splits the result back into gradients.  The buckets are
-concatenations and splits in the graph, which the backend runs as copies; the all-reduce of a
-bucket hands its buffer to MPI (:mod:`.group`).
+dtype per bucket, as PyTorch's DDP does) and all-reduces each bucket in two halves: a
+``parallel.all_reduce_start`` as soon as the bucket's gradients exist, which the partitioner
+schedules ahead of the rest of the backward pass (the op's ``schedule_early`` trait), and a
+``parallel.all_reduce_wait`` after every start, where the optimizer needs the result.  Between
+the two, the group's communication thread runs the all-reduce over MPI while the backend
+computes the gradients of the earlier layers.  A bucket of several gradients is their
+concatenation (one copy) and the result is split back (a second); a bucket of one gradient is
+handed to MPI as the backend's own buffer.
 
 :data:`PROVIDER` is what mskernel-nn and mskernel-data consult through the SDK's
 data-parallel seam (:mod:`mskernel_sdk.data_parallel`): in ``data_parallel`` mode it gives
@@ -76,19 +80,37 @@ class GradientBuckets:
         grads = tuple(gradients)
         if self.group.size == 1:  # the all-reduce of one rank's gradients is those gradients
             return grads
+        return self.reduce(grads)
+
+    def reduce(self, grads: Sequence[Tensor]) -> tuple[Tensor, ...]:
+        """The gradients all-reduced bucket by bucket, each bucket's all-reduce started as soon
+        as its gradients exist and waited for after every start (a group of one included)."""
         out = list(grads)
         attrs = {"group": self.group.name, "group_size": self.group.size,
                  "reduction": "mean" if self.mean else "sum"}
-        for bucket in self.buckets(grads):
-            flat = [apply("reshape", grads[i], shape=(grads[i].type.size,)) for i in bucket]
-            fused = flat[0] if len(flat) == 1 else apply("concat", *flat, axis=0)
-            reduced = apply(ops.ALL_REDUCE, fused, **attrs)
+        buckets = self.buckets(grads)
+        fused = [self._fuse([grads[i] for i in bucket]) for bucket in buckets]
+        for key, operand in enumerate(fused):
+            apply(ops.ALL_REDUCE_START, operand, key=key, **attrs)
+        for key, (bucket, operand) in enumerate(zip(buckets, fused)):
+            reduced = apply(ops.ALL_REDUCE_WAIT, operand, key=key, **attrs)
+            if len(bucket) == 1:
+                out[bucket[0]] = reduced
+                continue
             sizes = tuple(grads[i].type.size for i in bucket)
-            pieces = (reduced,) if len(bucket) == 1 else apply("split", reduced, axis=0,
-                                                               sizes=sizes)
+            pieces = apply("split", reduced, axis=0, sizes=sizes)
             for i, piece in zip(bucket, pieces):
                 out[i] = apply("reshape", piece, shape=grads[i].shape)
         return tuple(out)
+
+    @staticmethod
+    def _fuse(gradients: Sequence[Tensor]) -> Tensor:
+        """A bucket's gradients as one tensor: a single gradient as it is, several flattened
+        and concatenated."""
+        if len(gradients) == 1:
+            return gradients[0]
+        return apply("concat", *(apply("reshape", g, shape=(g.type.size,)) for g in gradients),
+                     axis=0)
 
 
 def buckets_for(context: AutoParallelContext, mean: Optional[bool] = None) -> GradientBuckets:

@@ -28,7 +28,14 @@ Semantics (``n`` = ``group_size``, ``x_r`` = rank ``r``'s operand):
   ``concat_axis`` (MindSpore's ``AlltoAll``);
 - ``send(x; dest, tag) -> !token`` and ``recv(; src, tag, shape, dtype) -> T``: a tensor from
   one rank to another, matched by ``tag``;
-- ``barrier()``: every rank of the group has reached it.
+- ``barrier()``: every rank of the group has reached it;
+- ``all_reduce_start(x; reduction, key) -> !token`` and ``all_reduce_wait(x; reduction, key)``:
+  ``all_reduce`` in two halves — the start hands ``x`` to the group's communication thread and
+  returns at once, the wait (given the same ``x``, which keeps its buffer alive and unchanged
+  meanwhile) returns the reduction.  ``key`` pairs them.  The start has the trait
+  ``schedule_early``: the partitioner runs it as soon as its operand exists, so the backend
+  computes what follows while the all-reduce runs (the overlapped gradient all-reduce of
+  data parallel, :mod:`.data_parallel`).
 
 The reference semantics are the collectives themselves (:mod:`.group`): in a group of one,
 each is its one rank's case (``all_reduce`` returns its operand, ...), which is what a single
@@ -43,7 +50,7 @@ from typing import Any, Callable
 
 import numpy as np
 from mskernel_sdk import (
-    TOKEN_VALUE, Attr, HostKernel, InferError, OpDef, TensorType, TokenType, require_kind,
+    SCHEDULE_EARLY, TOKEN_VALUE, Attr, HostKernel, InferError, OpDef, TensorType, TokenType, require_kind,
     require_tensor,
 )
 
@@ -59,6 +66,8 @@ ALL_TO_ALL = "parallel.all_to_all"
 SEND = "parallel.send"
 RECV = "parallel.recv"
 BARRIER = "parallel.barrier"
+ALL_REDUCE_START = "parallel.all_reduce_start"
+ALL_REDUCE_WAIT = "parallel.all_reduce_wait"
 
 TOKEN = TokenType()
 _GROUP = (Attr("group", "str", groups.WORLD), Attr("group_size", "int"))
@@ -156,6 +165,17 @@ def _recv_infer(token: Any, *, group: str, group_size: int, src: int, tag: int,
     return TensorType(dtype, tuple(shape)), TOKEN
 
 
+def _all_reduce_start_infer(x: Any, token: Any, *, group: str, group_size: int,
+                            reduction: str, key: int) -> Any:
+    _all_reduce_infer(x, token, group=group, group_size=group_size, reduction=reduction)
+    return TOKEN
+
+
+def _all_reduce_wait_infer(x: Any, token: Any, *, group: str, group_size: int, reduction: str,
+                           key: int) -> Any:
+    return _all_reduce_infer(x, token, group=group, group_size=group_size, reduction=reduction)
+
+
 def _barrier_infer(token: Any, *, group: str, group_size: int) -> Any:
     _token(token), _group_size(group_size)
     return TOKEN
@@ -188,6 +208,17 @@ def _recv(token: Any, *, group: str, group_size: int, src: int, tag: int,
     return _group(group, group_size, RECV).recv(shape, dtype.storage, src, tag), TOKEN_VALUE
 
 
+def _all_reduce_start(x: np.ndarray, token: Any, *, group: str, group_size: int,
+                      reduction: str, key: int) -> Any:
+    _group(group, group_size, ALL_REDUCE_START).start_all_reduce(x, reduction, key)
+    return TOKEN_VALUE
+
+
+def _all_reduce_wait(x: np.ndarray, token: Any, *, group: str, group_size: int, reduction: str,
+                     key: int) -> Any:
+    return _group(group, group_size, ALL_REDUCE_WAIT).finish_all_reduce(key), TOKEN_VALUE
+
+
 def _barrier(token: Any, *, group: str, group_size: int) -> Any:
     _group(group, group_size, BARRIER).barrier()
     return TOKEN_VALUE
@@ -203,9 +234,10 @@ _all_to_all = _tensor_kernel(ALL_TO_ALL, lambda g, x, split_axis, concat_axis: g
 
 
 def _op(name: str, inputs: tuple[str, ...], infer: Callable[..., Any],
-        reference: Callable[..., Any], attrs: tuple[Attr, ...], doc: str) -> OpDef:
+        reference: Callable[..., Any], attrs: tuple[Attr, ...], doc: str,
+        traits: frozenset[str] = frozenset()) -> OpDef:
     return OpDef(name, inputs, infer, reference, attrs=_GROUP + attrs, effectful=True,
-                 traits={"collective"}, doc=doc)
+                 traits={"collective", *traits}, doc=doc)
 
 
 OPS: list[OpDef] = [
@@ -226,6 +258,13 @@ OPS: list[OpDef] = [
         (Attr("src", "int"), Attr("tag", "int", 0), Attr("shape", "ints"),
          Attr("dtype", "dtype")), "the tensor rank src sent"),
     _op(BARRIER, ("token",), _barrier_infer, _barrier, (), "wait for every rank of the group"),
+    _op(ALL_REDUCE_START, ("x", "token"), _all_reduce_start_infer, _all_reduce_start,
+        (Attr("reduction", "str", "sum"), Attr("key", "int")),
+        "start the all_reduce of x; all_reduce_wait with the same key returns it",
+        frozenset({SCHEDULE_EARLY})),
+    _op(ALL_REDUCE_WAIT, ("x", "token"), _all_reduce_wait_infer, _all_reduce_wait,
+        (Attr("reduction", "str", "sum"), Attr("key", "int")),
+        "the all_reduce of x started with the same key"),
 ]
 
 #: Each op's host kernel is its reference semantics: the collective on host arrays.
