@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import alone, launch, ok
+from conftest import check_every_rank
 
 import mskernel
 from mskernel import ops
@@ -16,15 +16,9 @@ from mskernel_parallel.errors import CommunicationError
 from mskernel_parallel.plugin import PRIMITIVES
 
 
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [1, 2, 4])
 def test_primitives_on_ranks(n):
-    output = ok(launch(n, "primitives.py"))
-    for rank in range(n):
-        assert f"[rank {rank}] rank {rank} of {n}: every primitive check passed" in output
-
-
-def test_primitives_in_one_process():
-    assert "rank 0 of 1: every primitive check passed" in ok(alone("primitives.py"))
+    check_every_rank("primitives.py", n, "every primitive check passed")
 
 
 def test_every_primitive_is_in_mskernel_ops():
