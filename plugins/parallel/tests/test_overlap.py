@@ -1,7 +1,8 @@
 """The overlapped gradient all-reduce in one process (a group of one): in a compiled training
 step, each bucket's ``all_reduce_start`` is scheduled as soon as its gradients exist — before
 the backward pass of the layers in front of it — and its ``all_reduce_wait`` after every
-start; the step computes what it computes without the buckets.  The multi-rank results are
+start, with no copies in the graph to fuse the buckets; the step computes what it computes
+without the buckets.  The multi-rank results are
 ``test_data_parallel.py``'s."""
 
 from __future__ import annotations
@@ -70,11 +71,16 @@ def test_each_start_precedes_the_backward_of_the_layers_in_front():
     waits = [n for n in order if n.op == ops.ALL_REDUCE_WAIT]
     assert [n.attrs["key"] for n in starts] == [0, 1, 2]  # the last layer's bucket first
     assert len(waits) == 3 and position[starts[-1]] < min(position[w] for w in waits)
+    # the buckets are fused on the communication thread, not by copies in the step's graph
+    assert not [n.op for n in order if n.op in ("concat", "split")]
     for k, start in enumerate(starts[:-1]):
-        # the fused gradients of every bucket behind k (the layers in front) come after start k
+        # the gradients of every bucket behind k (the layers in front) are computed after
+        # start k
         for later in starts[k + 1:]:
-            assert position[start] < position[producer[later.inputs[0]]], (
-                f"bucket {k}'s all-reduce starts after bucket {later.attrs['key']}'s gradients")
+            for gradient in later.inputs[:-1]:
+                assert position[start] < position[producer[gradient]], (
+                    f"bucket {k}'s all-reduce starts after a gradient of bucket "
+                    f"{later.attrs['key']}")
 
 
 def test_bucketed_step_computes_the_plain_gradients():

@@ -3,13 +3,13 @@ the gradients are combined over the ranks before every update, so the replicas s
 
 :class:`GradientBuckets` fuses the gradients into buckets (by size, in backward order, one
 dtype per bucket, as PyTorch's DDP does) and all-reduces each bucket in two halves: a
-``parallel.all_reduce_start`` as soon as the bucket's gradients exist, which the partitioner
-schedules ahead of the rest of the backward pass (the op's ``schedule_early`` trait), and a
-``parallel.all_reduce_wait`` after every start, where the optimizer needs the result.  Between
-the two, the group's communication thread runs the all-reduce over MPI while the backend
-computes the gradients of the earlier layers.  A bucket of several gradients is their
-concatenation (one copy) and the result is split back (a second); a bucket of one gradient is
-handed to MPI as the backend's own buffer.
+``parallel.all_reduce_start`` of the bucket's gradients as soon as they exist, which the
+partitioner schedules ahead of the rest of the backward pass (the op's ``schedule_early``
+trait), and a ``parallel.all_reduce_wait`` after every start, where the optimizer needs the
+results.  Between the two, the group's communication thread fuses the bucket into one buffer
+(the one copy, off the backend's thread; a bucket of one gradient is handed to MPI as the
+backend's own buffer) and runs the all-reduce over MPI while the backend computes the
+gradients of the earlier layers; the wait returns each gradient's part of the result.
 
 :data:`PROVIDER` is what mskernel-nn and mskernel-data consult through the SDK's
 data-parallel seam (:mod:`mskernel_sdk.data_parallel`): in ``data_parallel`` mode it gives
@@ -89,28 +89,13 @@ class GradientBuckets:
         attrs = {"group": self.group.name, "group_size": self.group.size,
                  "reduction": "mean" if self.mean else "sum"}
         buckets = self.buckets(grads)
-        fused = [self._fuse([grads[i] for i in bucket]) for bucket in buckets]
-        for key, operand in enumerate(fused):
-            apply(ops.ALL_REDUCE_START, operand, key=key, **attrs)
-        for key, (bucket, operand) in enumerate(zip(buckets, fused)):
-            reduced = apply(ops.ALL_REDUCE_WAIT, operand, key=key, **attrs)
-            if len(bucket) == 1:
-                out[bucket[0]] = reduced
-                continue
-            sizes = tuple(grads[i].type.size for i in bucket)
-            pieces = apply("split", reduced, axis=0, sizes=sizes)
-            for i, piece in zip(bucket, pieces):
-                out[i] = apply("reshape", piece, shape=grads[i].shape)
+        for key, bucket in enumerate(buckets):
+            apply(ops.ALL_REDUCE_START, *(grads[i] for i in bucket), key=key, **attrs)
+        for key, bucket in enumerate(buckets):
+            reduced = apply(ops.ALL_REDUCE_WAIT, *(grads[i] for i in bucket), key=key, **attrs)
+            for i, g in zip(bucket, reduced if len(bucket) > 1 else (reduced,)):
+                out[i] = g
         return tuple(out)
-
-    @staticmethod
-    def _fuse(gradients: Sequence[Tensor]) -> Tensor:
-        """A bucket's gradients as one tensor: a single gradient as it is, several flattened
-        and concatenated."""
-        if len(gradients) == 1:
-            return gradients[0]
-        return apply("concat", *(apply("reshape", g, shape=(g.type.size,)) for g in gradients),
-                     axis=0)
 
 
 def buckets_for(context: AutoParallelContext, mean: Optional[bool] = None) -> GradientBuckets:

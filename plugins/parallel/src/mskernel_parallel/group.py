@@ -85,7 +85,7 @@ class ProcessGroup:
         #: seconds spent in MPI operations so far, waiting for the other ranks included
         self.seconds = 0.0
         self._mailbox: dict[int, deque[np.ndarray]] = defaultdict(deque)
-        self._started: dict[int, Future[np.ndarray]] = {}
+        self._started: dict[int, Future[list[np.ndarray]]] = {}
         self._thread: Optional[ThreadPoolExecutor] = None
 
     def __repr__(self) -> str:
@@ -98,22 +98,30 @@ class ProcessGroup:
         self._finish_started()
         return self._all_reduce(x, op)
 
-    def start_all_reduce(self, x: np.ndarray, op: str, key: int) -> None:
-        """Start ``all_reduce(x, op)`` on the communication thread; ``finish_all_reduce(key)``
-        returns its result.  ``x`` must stay unchanged until then (MPI reads it meanwhile)."""
+    def start_all_reduce(self, xs: Sequence[np.ndarray], op: str, key: int) -> None:
+        """Start the all-reduce of the arrays ``xs`` (one dtype; fused into one buffer when
+        there are several) on the communication thread; ``finish_all_reduce(key)`` returns
+        each one's result.  ``xs`` must stay unchanged until then (MPI reads them meanwhile)."""
         if key in self._started:
             raise CommunicationError(f"all_reduce {key} on group '{self.name}' was started "
                                      "twice without finish_all_reduce")
         if self._thread is None:
             self._thread = ThreadPoolExecutor(1, thread_name_prefix=f"comm-{self.name}")
-        self._started[key] = self._thread.submit(self._all_reduce, x, op)
+        self._started[key] = self._thread.submit(self._all_reduce_bucket, tuple(xs), op)
 
-    def finish_all_reduce(self, key: int) -> np.ndarray:
-        """The result of the all-reduce started under ``key``, once it has completed."""
+    def finish_all_reduce(self, key: int) -> list[np.ndarray]:
+        """The results of the all-reduce started under ``key``, once it has completed."""
         started = self._started.pop(key, None)
         if started is None:
             raise CommunicationError(f"all_reduce {key} on group '{self.name}' was not started")
         return started.result()
+
+    def _all_reduce_bucket(self, xs: tuple[np.ndarray, ...], op: str) -> list[np.ndarray]:
+        if len(xs) == 1:
+            return [self._all_reduce(xs[0], op)]
+        reduced = self._all_reduce(np.concatenate([x.reshape(-1) for x in xs]), op)
+        ends = np.cumsum([x.size for x in xs])[:-1]
+        return [piece.reshape(x.shape) for piece, x in zip(np.split(reduced, ends), xs)]
 
     def close(self) -> None:
         """Wait for the started collectives and end the communication thread."""

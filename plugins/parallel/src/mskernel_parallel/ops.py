@@ -29,13 +29,15 @@ Semantics (``n`` = ``group_size``, ``x_r`` = rank ``r``'s operand):
 - ``send(x; dest, tag) -> !token`` and ``recv(; src, tag, shape, dtype) -> T``: a tensor from
   one rank to another, matched by ``tag``;
 - ``barrier()``: every rank of the group has reached it;
-- ``all_reduce_start(x; reduction, key) -> !token`` and ``all_reduce_wait(x; reduction, key)``:
-  ``all_reduce`` in two halves — the start hands ``x`` to the group's communication thread and
-  returns at once, the wait (given the same ``x``, which keeps its buffer alive and unchanged
-  meanwhile) returns the reduction.  ``key`` pairs them.  The start has the trait
-  ``schedule_early``: the partitioner runs it as soon as its operand exists, so the backend
-  computes what follows while the all-reduce runs (the overlapped gradient all-reduce of
-  data parallel, :mod:`.data_parallel`).
+- ``all_reduce_start(x_1 … x_k; reduction, key) -> !token`` and ``all_reduce_wait(x_1 … x_k;
+  reduction, key) -> y_1 … y_k``: ``all_reduce`` of several tensors of one dtype (a gradient
+  bucket) in two halves — the start hands them to the group's communication thread, which
+  fuses them into one buffer and all-reduces it, and returns at once; the wait (given the
+  same operands, which keeps their buffers alive and unchanged meanwhile) returns each
+  one's reduction.  ``key`` pairs them.  The start has the trait ``schedule_early``: the
+  partitioner runs it as soon as its operands exist, so the backend computes what follows
+  while the all-reduce runs (the overlapped gradient all-reduce of data parallel,
+  :mod:`.data_parallel`).
 
 The reference semantics are the collectives themselves (:mod:`.group`): in a group of one,
 each is its one rank's case (``all_reduce`` returns its operand, ...), which is what a single
@@ -165,15 +167,31 @@ def _recv_infer(token: Any, *, group: str, group_size: int, src: int, tag: int,
     return TensorType(dtype, tuple(shape)), TOKEN
 
 
-def _all_reduce_start_infer(x: Any, token: Any, *, group: str, group_size: int,
-                            reduction: str, key: int) -> Any:
-    _all_reduce_infer(x, token, group=group, group_size=group_size, reduction=reduction)
+def _bucket(operands: tuple[Any, ...], reduction: str) -> list[TensorType]:
+    """The tensors of a bucket (the operands before the token), of one reducible dtype."""
+    if not operands:
+        raise InferError("needs the bucket's tensors and the state !token")
+    *xs, token = operands
+    _token(token)
+    if not xs:
+        raise InferError("needs at least one tensor before the state !token")
+    bucket = [require_tensor(x) for x in xs]
+    if len({x.dtype for x in bucket}) > 1:
+        raise InferError(f"a bucket holds one dtype, got {', '.join(str(x) for x in bucket)}")
+    _reduction(bucket[0], reduction)
+    return bucket
+
+
+def _all_reduce_start_infer(*operands: Any, group: str, group_size: int, reduction: str,
+                            key: int) -> Any:
+    _group_size(group_size), _bucket(operands, reduction)
     return TOKEN
 
 
-def _all_reduce_wait_infer(x: Any, token: Any, *, group: str, group_size: int, reduction: str,
+def _all_reduce_wait_infer(*operands: Any, group: str, group_size: int, reduction: str,
                            key: int) -> Any:
-    return _all_reduce_infer(x, token, group=group, group_size=group_size, reduction=reduction)
+    _group_size(group_size)
+    return (*_bucket(operands, reduction), TOKEN)
 
 
 def _barrier_infer(token: Any, *, group: str, group_size: int) -> Any:
@@ -208,15 +226,15 @@ def _recv(token: Any, *, group: str, group_size: int, src: int, tag: int,
     return _group(group, group_size, RECV).recv(shape, dtype.storage, src, tag), TOKEN_VALUE
 
 
-def _all_reduce_start(x: np.ndarray, token: Any, *, group: str, group_size: int,
-                      reduction: str, key: int) -> Any:
-    _group(group, group_size, ALL_REDUCE_START).start_all_reduce(x, reduction, key)
+def _all_reduce_start(*operands: Any, group: str, group_size: int, reduction: str,
+                      key: int) -> Any:
+    _group(group, group_size, ALL_REDUCE_START).start_all_reduce(operands[:-1], reduction, key)
     return TOKEN_VALUE
 
 
-def _all_reduce_wait(x: np.ndarray, token: Any, *, group: str, group_size: int, reduction: str,
+def _all_reduce_wait(*operands: Any, group: str, group_size: int, reduction: str,
                      key: int) -> Any:
-    return _group(group, group_size, ALL_REDUCE_WAIT).finish_all_reduce(key), TOKEN_VALUE
+    return (*_group(group, group_size, ALL_REDUCE_WAIT).finish_all_reduce(key), TOKEN_VALUE)
 
 
 def _barrier(token: Any, *, group: str, group_size: int) -> Any:
@@ -258,13 +276,13 @@ OPS: list[OpDef] = [
         (Attr("src", "int"), Attr("tag", "int", 0), Attr("shape", "ints"),
          Attr("dtype", "dtype")), "the tensor rank src sent"),
     _op(BARRIER, ("token",), _barrier_infer, _barrier, (), "wait for every rank of the group"),
-    _op(ALL_REDUCE_START, ("x", "token"), _all_reduce_start_infer, _all_reduce_start,
+    _op(ALL_REDUCE_START, ("*operands",), _all_reduce_start_infer, _all_reduce_start,
         (Attr("reduction", "str", "sum"), Attr("key", "int")),
-        "start the all_reduce of x; all_reduce_wait with the same key returns it",
-        frozenset({SCHEDULE_EARLY})),
-    _op(ALL_REDUCE_WAIT, ("x", "token"), _all_reduce_wait_infer, _all_reduce_wait,
+        "start the all_reduce of the tensors (token last); all_reduce_wait with the same key "
+        "returns it", frozenset({SCHEDULE_EARLY})),
+    _op(ALL_REDUCE_WAIT, ("*operands",), _all_reduce_wait_infer, _all_reduce_wait,
         (Attr("reduction", "str", "sum"), Attr("key", "int")),
-        "the all_reduce of x started with the same key"),
+        "the all_reduce of the tensors (token last) started with the same key"),
 ]
 
 #: Each op's host kernel is its reference semantics: the collective on host arrays.
