@@ -101,7 +101,9 @@ class HostKernelExecutable(Executable):
     """Runs a segment of host-kernel nodes for ``backend``: takes and returns the backend's
     device arrays, converting them to host arrays around the kernels — a host-memory
     backend's arrays that are NumPy arrays in reference storage as they are (read-only, no
-    copy), any other through the backend's ``to_host``; results through ``to_device``."""
+    copy), any other through the backend's ``to_host``; results that the backend can hold as
+    they are (:meth:`Backend.share`: a new, writeable array in its layout) without a copy, any
+    other through ``to_device``."""
 
     def __init__(self, graph: Graph, backend: Backend, kernels: Mapping[str, HostKernel]) -> None:
         super().__init__(graph)
@@ -115,9 +117,8 @@ class HostKernelExecutable(Executable):
             arrays = [_read_only(env[v]) for v in node.inputs]
             what = f"host kernel ({kernel.owner})"
             env.update(zip(node.outputs, call_kernel(node, kernel.fn, arrays, what=what)))
-        to_device = self.backend.to_device
-        return [to_device(env[v], v.type) if isinstance(v.type, TensorType) else env[v]
-                for v in self.graph.outputs]
+        return [_on_device(self.backend, env[v], v.type) if isinstance(v.type, TensorType)
+                else env[v] for v in self.graph.outputs]
 
 
 def _on_host(backend: Backend, array: Any) -> Any:
@@ -128,6 +129,11 @@ def _on_host(backend: Backend, array: Any) -> Any:
             data.dtype == array.type.dtype.storage):
         return data
     return backend.to_host(array)
+
+
+def _on_device(backend: Backend, array: np.ndarray, type: TensorType) -> Any:
+    shared = backend.share(array, type) if array.flags.writeable else None  # not an input
+    return shared if shared is not None else backend.to_device(array, type)
 
 
 def _read_only(array: Any) -> Any:

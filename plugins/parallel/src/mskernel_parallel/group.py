@@ -55,10 +55,21 @@ _HEADER_BYTES = 256
 MIN_SLEEP, MAX_SLEEP = 1e-5, 2.5e-4
 #: tests of a request before the first sleep (a burst drives a transfer of many fragments)
 BURST_TESTS = 100
+#: where the results of all_reduce start (bytes): a cache line, the alignment the cpu backend's
+#: kernels take their operands at, so that a backend adopts a result without copying it
+ALIGNMENT = 64
 
 
 def _digest(header: str) -> int:
     return int.from_bytes(hashlib.blake2b(header.encode(), digest_size=8).digest(), "little") >> 1
+
+
+def _aligned_empty(shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    """An uninitialised array whose data starts at a multiple of :data:`ALIGNMENT` bytes."""
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGNMENT, np.uint8)
+    start = -raw.ctypes.data % ALIGNMENT
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
 
 
 def _bytes(array: np.ndarray) -> np.ndarray:
@@ -117,11 +128,17 @@ class ProcessGroup:
         return started.result()
 
     def _all_reduce_bucket(self, xs: tuple[np.ndarray, ...], op: str) -> list[np.ndarray]:
+        """Each array's all-reduce, several fused into one buffer in which each starts at a
+        multiple of :data:`ALIGNMENT` bytes (zeros between), so each result is aligned."""
         if len(xs) == 1:
             return [self._all_reduce(xs[0], op)]
-        reduced = self._all_reduce(np.concatenate([x.reshape(-1) for x in xs]), op)
-        ends = np.cumsum([x.size for x in xs])[:-1]
-        return [piece.reshape(x.shape) for piece, x in zip(np.split(reduced, ends), xs)]
+        unit = max(1, ALIGNMENT // xs[0].itemsize)
+        starts = np.cumsum([0] + [-(-x.size // unit) * unit for x in xs])
+        fused = np.zeros(int(starts[-1]), xs[0].dtype)
+        for x, start in zip(xs, starts):
+            fused[start:start + x.size] = x.reshape(-1)
+        reduced = self._all_reduce(fused, op)
+        return [reduced[start:start + x.size].reshape(x.shape) for x, start in zip(xs, starts)]
 
     def close(self) -> None:
         """Wait for the started collectives and end the communication thread."""
@@ -138,7 +155,9 @@ class ProcessGroup:
     def _all_reduce(self, x: np.ndarray, op: str) -> np.ndarray:
         self._agree(f"all_reduce op={op}", x)
         if self.comm is None:
-            return np.array(x, copy=True)
+            out = _aligned_empty(x.shape, x.dtype)
+            out[...] = x
+            return out
         return self._reduce(lambda s, r, o: self.comm.Iallreduce(s, r, op=o), x, x.shape, op)
 
     def reduce_scatter(self, x: np.ndarray, op: str = "sum") -> np.ndarray:
@@ -254,7 +273,7 @@ class ProcessGroup:
         else:
             mpi_op = {"sum": MPI.SUM, "mean": MPI.SUM, "max": MPI.MAX, "min": MPI.MIN,
                       "prod": MPI.PROD}[op]
-        send, out = np.ascontiguousarray(work), np.empty(shape, work.dtype)
+        send, out = np.ascontiguousarray(work), _aligned_empty(shape, work.dtype)
         self._call(f"{op} reduction", lambda: run(send, out, mpi_op))
         if op == "mean":
             out /= out.dtype.type(self.size)
