@@ -17,7 +17,8 @@ semantics, so a plugin's NumPy implementation serves as both:
   must not write into its inputs); the node's attributes as keywords;
 - it returns one array, or a tuple of arrays exactly when the op has several outputs, each of
   the shape the op's rule inferred; results are converted to the inferred dtype (a wrong
-  shape is an error naming the op and the plugin);
+  shape is an error naming the op and the plugin) and may become the backend's arrays as
+  they are, so a kernel must not keep or change them;
 - it is a pure function of its inputs and attributes, callable from any thread.
 
 Only nodes whose inputs and outputs are tensors, without regions, of the ``dtypes`` given
