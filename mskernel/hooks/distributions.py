@@ -22,8 +22,11 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-data": ("dataset", "mindrecord"),
     "mskernel-onnx": ("export", "load"),
     "mskernel-linalg": tuple(f"ops.{n}" for n in
-                             ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")),
-    "mskernel-parallel": ("communication", "parallel"),
+                             ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq",
+                              "qr", "svd")),
+    "mskernel-parallel": ("communication", "parallel", *(f"ops.{n}" for n in (
+        "AllGather", "AllReduce", "AlltoAll", "Broadcast", "NeighborExchange", "Receive",
+        "ReduceOp", "ReduceScatter", "Send"))),
     "mskernel-quantum": ("quantum",),
     "mskernel-federated": ("federated",),
     "mskernel-reinforcement": ("rl",),
