@@ -69,8 +69,8 @@ def adjoint_gradient(kernels, initial: np.ndarray, circuit: Circuit, hamiltonian
             continue
         all_derivatives = gate.derivatives(values)  # type: ignore[attr-defined]
         derivatives = np.stack([all_derivatives[k] for k in angles])
-        sums = kernels.adjoint_step(psi, lam, inverse, derivatives, gate.obj_qubits,
-                                    gate.ctrl_qubits)
+        sums = kernels.adjoint_step(psi, [lam], inverse, derivatives, gate.obj_qubits,
+                                    gate.ctrl_qubits)[0]
         for k, s in zip(angles, sums):
             for name, c in gate.params[k].coeffs.items():
                 grad[index[name]] += 2 * c * s.real

@@ -6,6 +6,10 @@ environment variable (read at each call) or else the CPUs this process may run o
 idle threads sleep instead of spinning (``OMP_WAIT_POLICY=PASSIVE``, set before the OpenMP
 runtime loads unless the user set it): spinning threads on shared or oversubscribed CPUs
 stall every parallel region.
+
+Instruction set: the kernels are built for several (``_native.isas()``: baseline, AVX2/FMA,
+AVX-512) and the best this CPU runs is used; ``MSKERNEL_QUANTUM_ISA=<name>`` at import time
+forces another (for tests and benchmarks).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import numpy as np
 from .errors import QuantumError
 
 THREADS_ENV = "MSKERNEL_NUM_THREADS"
+ISA_ENV = "MSKERNEL_QUANTUM_ISA"  # read by _native when it loads
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 from . import _native  # noqa: E402 - must load after the wait policy is set
@@ -68,13 +73,13 @@ class NativeKernels:
         return _native.inner_matrix(bra, ket, _matrix(matrix), list(targets), list(controls),
                                     self.threads)
 
-    def adjoint_step(self, psi: np.ndarray, lam: np.ndarray, inverse: np.ndarray,
+    def adjoint_step(self, psi: np.ndarray, lams: Sequence[np.ndarray], inverse: np.ndarray,
                      derivatives: np.ndarray, targets: Qubits,
                      controls: Qubits) -> np.ndarray:
         d = 1 << len(targets)
         stack = _matrix(derivatives).reshape(-1, d, d)
-        return np.array(_native.adjoint_step(psi, lam, _matrix(inverse), stack, list(targets),
-                                             list(controls), self.threads), dtype=np.complex128)
+        return _native.adjoint_step(psi, list(lams), _matrix(inverse), stack, list(targets),
+                                    list(controls), self.threads)
 
     def pauli_expectation(self, state: np.ndarray, xmask: int, zmasks: Sequence[int],
                           coeffs: Sequence[complex]) -> complex:

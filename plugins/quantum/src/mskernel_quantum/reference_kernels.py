@@ -67,14 +67,16 @@ class NumpyKernels:
         bv, _ = _view(bra, controls)
         return complex(np.vdot(bv, _matvec(matrix, kv, _axes(targets, controls, n))))
 
-    def adjoint_step(self, psi: np.ndarray, lam: np.ndarray, inverse: np.ndarray,
+    def adjoint_step(self, psi: np.ndarray, lams: Sequence[np.ndarray], inverse: np.ndarray,
                      derivatives: np.ndarray, targets: Qubits,
                      controls: Qubits) -> np.ndarray:
-        """psi <- U^dag psi;  sums[q] = <lam| dU_q |psi>;  lam <- U^dag lam."""
+        """psi <- U^dag psi;  sums[h, q] = <lams[h]| dU_q |psi>;  lams[h] <- U^dag lams[h]."""
         self.apply_matrix(psi, inverse, targets, controls)
-        sums = np.array([self.inner_matrix(lam, psi, d, targets, controls) for d in derivatives],
-                        dtype=np.complex128)
-        self.apply_matrix(lam, inverse, targets, controls)
+        sums = np.array([[self.inner_matrix(lam, psi, d, targets, controls)
+                          for d in derivatives] for lam in lams],
+                        dtype=np.complex128).reshape(len(lams), len(derivatives))
+        for lam in lams:
+            self.apply_matrix(lam, inverse, targets, controls)
         return sums
 
     def pauli_expectation(self, state: np.ndarray, xmask: int, zmasks: Sequence[int],
