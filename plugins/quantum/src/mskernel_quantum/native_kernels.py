@@ -3,9 +3,8 @@
 
 Threads: ``NativeKernels(threads)`` uses that many; by default the ``MSKERNEL_NUM_THREADS``
 environment variable (read at each call) or else the CPUs this process may run on.  OpenMP's
-idle threads sleep instead of spinning (``OMP_WAIT_POLICY=PASSIVE``, set before the OpenMP
-runtime loads unless the user set it): spinning threads on shared or oversubscribed CPUs
-stall every parallel region.
+idle threads sleep instead of spinning (``OMP_WAIT_POLICY=PASSIVE``, set by the package
+before the OpenMP runtime loads unless the user set it).
 
 Instruction set: the kernels are built for several (``_native.isas()``: baseline, AVX2/FMA,
 AVX-512) and the best this CPU runs is used; ``MSKERNEL_QUANTUM_ISA=<name>`` at import time
@@ -24,8 +23,7 @@ from .errors import QuantumError
 THREADS_ENV = "MSKERNEL_NUM_THREADS"
 ISA_ENV = "MSKERNEL_QUANTUM_ISA"  # read by _native when it loads
 
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-from . import _native  # noqa: E402 - must load after the wait policy is set
+from . import _native  # the package set the OpenMP wait policy before this loads
 
 Qubits = Sequence[int]
 
