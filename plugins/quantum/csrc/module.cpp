@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "layout.hpp"
+#include "tiling.hpp"
 
 namespace py = pybind11;
 using msq::index_t;
@@ -132,6 +133,25 @@ void apply_matrix(State<T> state, const Matrix& matrix, const std::vector<int>& 
   auto buffer = scratch<T>(L);
   py::gil_scoped_release unlocked;
   kernel.apply_matrix(psi, L, m.data(), buffer.data());
+}
+
+template <class T>
+void apply_run(State<T> state, const std::vector<Matrix>& gate_matrices,
+               const std::vector<std::vector<int>>& targets, int threads) {
+  if (gate_matrices.size() != targets.size())
+    throw std::invalid_argument("a run needs one target list per matrix");
+  const int n = qubits_of(state);
+  std::vector<msq::RunGate> gates;
+  for (std::size_t i = 0; i < gate_matrices.size(); ++i) {
+    if (targets[i].empty() || targets[i].size() > 2)
+      throw std::invalid_argument("a run holds gates on one or two targets");
+    const msq::OwnedLayout checked(n, targets[i], {}, 1);
+    gates.push_back({targets[i], matrices<double>(gate_matrices[i], checked.layout.group_size, 1,
+                                                  "each matrix")});
+  }
+  C<T>* psi = state.mutable_data();
+  py::gil_scoped_release unlocked;
+  msq::apply_run(kernels<T>(), psi, n, gates, threads);
 }
 
 template <class T>
@@ -280,6 +300,9 @@ void bind_precision(py::module_& m) {
   m.def("apply_matrix", &apply_matrix<T>, py::arg("state").noconvert(), py::arg("matrix"),
         py::arg("targets"), py::arg("controls"), py::arg("threads"),
         "state <- M state on `targets` where every control qubit is 1 (in place).");
+  m.def("apply_run", &apply_run<T>, py::arg("state").noconvert(), py::arg("matrices"),
+        py::arg("targets"), py::arg("threads"),
+        "state <- M_m ... M_1 state for gates on one or two targets, cache-blocked.");
   m.def("inner_matrix", &inner_matrix<T>, py::arg("bra").noconvert(),
         py::arg("ket").noconvert(), py::arg("matrix"), py::arg("targets"), py::arg("controls"),
         py::arg("threads"),

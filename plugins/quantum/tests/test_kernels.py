@@ -82,6 +82,24 @@ def test_native_matches_reference(rng, isa, dtype, threads, n, k, c, structure):
 
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
+@pytest.mark.parametrize("n,threads", [(1, 1), (5, 1), (17, 1), (18, 2), (19, 3)])
+def test_cache_blocked_runs_match_reference(rng, isa, dtype, n, threads):
+    """Runs of one- and two-target gates, tiled above 16 qubits (high qubits included),
+    against the reference applying the gates one by one."""
+    dt, atol = PRECISION[dtype]
+    gates = []
+    for _ in range(25):
+        k = min(n, int(rng.integers(1, 3)))
+        gates.append((random_unitary(rng, 2 ** k), rng.permutation(n)[:k].tolist()))
+    psi = _state(rng, n, dtype)
+    expected = psi.copy()
+    for matrix, targets in gates:
+        REFERENCE.apply_matrix(expected, matrix, targets, [])
+    _native.apply_run(psi, [m for m, _ in gates], [t for _, t in gates], threads)
+    assert_close(psi, expected, dt, atol=atol)
+
+
+@pytest.mark.parametrize("dtype", [np.complex128, np.complex64])
 @pytest.mark.parametrize("n", [1, 6, 14])
 def test_pauli_kernels_match_reference(rng, isa, dtype, n):
     dt, atol = PRECISION[dtype]

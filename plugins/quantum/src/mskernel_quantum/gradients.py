@@ -53,8 +53,7 @@ def adjoint_gradient(kernels, initial: np.ndarray, circuit: Circuit,
     index = {name: i for i, name in enumerate(circuit.params_name)}
     blocks = fuse(gates, values, differentiate=True)
     psi = initial.copy()
-    for block in blocks:
-        kernels.apply_matrix(psi, block.matrix, block.targets, block.controls)
+    kernels.apply_blocks(psi, blocks)
     grads = np.zeros((len(hamiltonians), len(index)))
     differentiated = [i for i, b in enumerate(blocks) if b.derivatives]
     if not differentiated:

@@ -19,6 +19,7 @@ from typing import Optional, Sequence
 import numpy as np
 
 from .errors import QuantumError
+from .fusion import Block
 
 THREADS_ENV = "MSKERNEL_NUM_THREADS"
 ISA_ENV = "MSKERNEL_QUANTUM_ISA"  # read by _native when it loads
@@ -65,6 +66,22 @@ class NativeKernels:
                      controls: Qubits) -> None:
         _native.apply_matrix(state, _matrix(matrix), list(targets), list(controls),
                              self.threads)
+
+    def apply_blocks(self, state: np.ndarray, blocks: Sequence[Block]) -> None:
+        """state <- B_m ... B_1 state: runs of blocks on one or two targets without controls
+        in one cache-blocked call (a tile of the state takes every gate of a run while it is
+        in cache), the others one by one."""
+        run: list[Block] = []
+        for block in [*blocks, None]:
+            if block is not None and not block.controls and len(block.targets) <= 2:
+                run.append(block)
+                continue
+            if run:
+                _native.apply_run(state, [_matrix(b.matrix) for b in run],
+                                  [list(b.targets) for b in run], self.threads)
+                run = []
+            if block is not None:
+                self.apply_matrix(state, block.matrix, block.targets, block.controls)
 
     def inner_matrix(self, bra: np.ndarray, ket: np.ndarray, matrix: np.ndarray,
                      targets: Qubits, controls: Qubits) -> complex:

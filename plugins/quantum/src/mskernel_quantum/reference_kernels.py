@@ -1,6 +1,6 @@
 """The NumPy reference kernels: the specification the native kernels are tested against.
 
-A kernel set is an object with the five methods below; :class:`NumpyKernels` and
+A kernel set is an object with the six methods below; :class:`NumpyKernels` and
 :class:`~mskernel_quantum.native_kernels.NativeKernels` are interchangeable.  States are 1-D
 complex arrays of length ``2^n`` with qubit 0 the least significant bit of the index; a gate
 matrix's index bit ``j`` is ``targets[j]``; a matrix acts where every control qubit is 1.
@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+
+from .fusion import Block
 
 Qubits = Sequence[int]
 
@@ -59,6 +61,11 @@ class NumpyKernels:
         """state <- M state (in place)."""
         view, n = _view(state, controls)
         view[...] = _matvec(matrix, view, _axes(targets, controls, n))
+
+    def apply_blocks(self, state: np.ndarray, blocks: Sequence[Block]) -> None:
+        """state <- B_m ... B_1 state for fused blocks (:mod:`.fusion`), in order."""
+        for block in blocks:
+            self.apply_matrix(state, block.matrix, block.targets, block.controls)
 
     def inner_matrix(self, bra: np.ndarray, ket: np.ndarray, matrix: np.ndarray,
                      targets: Qubits, controls: Qubits) -> complex:

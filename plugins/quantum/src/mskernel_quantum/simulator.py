@@ -149,8 +149,7 @@ class Simulator:
             if gate is not None and gate.unitary:
                 unitary.append(gate)
                 continue
-            for block in fuse(unitary, values):
-                state.apply_matrix(block.matrix, block.targets, block.controls)
+            state.apply_blocks(fuse(unitary, values))
             unitary = []
             if isinstance(gate, Measure):
                 outcomes[gate.key] = _measure(state, gate.obj_qubits[0], rng)
