@@ -37,9 +37,9 @@ struct Lanes {
   static constexpr int width = reals / 2;  // complex amplitudes per register
 };
 
-// Groups handled per block of the adjoint sweep: psi's block stays in cache while every
-// co-state passes over it, and the accumulators are flushed into double precision.
-constexpr index_t kBlock = 64;
+// Groups handled per block of the adjoint sweep: psi's block stays in the first-level cache
+// while every co-state passes over it, and the accumulators are flushed into double precision.
+constexpr index_t kBlock = 32;
 
 constexpr int popcount(int x) { return x ? (x & 1) + popcount(x >> 1) : 0; }
 
@@ -154,39 +154,39 @@ void apply_gate(Cx<T>* psi, const Layout& L, const Cx<T>* m, const LaneMap& map)
   });
 }
 
-// conj(lam) * psi accumulated lane by lane as lam * psi (re: sum of a lane's pair) and
-// lam * swap(psi) (im: first of the pair minus the second), then added into `outer`.
+// conj(lam) * psi for one output stream o (row), accumulated lane by lane as lam * psi (re:
+// the sum of a lane's pair) and lam * swap(psi) (im: the first of the pair minus the second),
+// then added into `outer` in double precision.  One row at a time keeps 2d accumulators in
+// registers.
 template <class T, int K, int Mask>
-struct OuterSums {
+struct RowSums {
   using V = typename Lanes<T>::V;
   using F = Factors<T, K, Mask>;
   static constexpr int W = Lanes<T>::width;
-  V re[F::streams][F::streams][F::patterns] = {};
-  V im[F::streams][F::streams][F::patterns] = {};
+  V re[F::streams][F::patterns] = {};
+  V im[F::streams][F::patterns] = {};
 
-  inline void add(const V* lam, const V* psi) {
-    for (int o = 0; o < F::streams; ++o)
-      for (int s = 0; s < F::streams; ++s)
-        for_each_subset<Mask, W>([&](auto J) {
-          constexpr int p = compact(J, Mask);
-          re[o][s][p] += lam[o] * permute<T, J, false>(psi[s]);
-          im[o][s][p] += lam[o] * permute<T, J, true>(psi[s]);
-        });
+  inline void add(V lam, const V* psi) {
+    for (int s = 0; s < F::streams; ++s)
+      for_each_subset<Mask, W>([&](auto J) {
+        constexpr int p = compact(J, Mask);
+        re[s][p] += lam * permute<T, J, false>(psi[s]);
+        im[s][p] += lam * permute<T, J, true>(psi[s]);
+      });
   }
 
-  // outer[r][c] (row-major d x d) += the sums, in double precision.
-  void flush(const LaneMap& map, Cx<double>* outer) const {
+  // outer[r][c] (row-major d x d) += the sums of row stream o.
+  void flush(const LaneMap& map, int o, Cx<double>* outer) const {
     constexpr int d = 1 << K;
-    for (int o = 0; o < F::streams; ++o)
-      for (int s = 0; s < F::streams; ++s)
-        for_each_subset<Mask, W>([&](auto J) {
-          constexpr int p = compact(J, Mask);
-          for (int l = 0; l < W; ++l) {
-            Cx<double>& slot = outer[map.row[o * W + l] * d + map.row[s * W + (l ^ J)]];
-            slot.re += double(re[o][s][p][2 * l]) + double(re[o][s][p][2 * l + 1]);
-            slot.im += double(im[o][s][p][2 * l]) - double(im[o][s][p][2 * l + 1]);
-          }
-        });
+    for (int s = 0; s < F::streams; ++s)
+      for_each_subset<Mask, W>([&](auto J) {
+        constexpr int p = compact(J, Mask);
+        for (int l = 0; l < W; ++l) {
+          Cx<double>& slot = outer[map.row[o * W + l] * d + map.row[s * W + (l ^ J)]];
+          slot.re += double(re[s][p][2 * l]) + double(re[s][p][2 * l + 1]);
+          slot.im += double(im[s][p][2 * l]) - double(im[s][p][2 * l + 1]);
+        }
+      });
   }
 };
 
@@ -215,19 +215,24 @@ void adjoint_gate(Cx<T>* psi, Cx<T>* const* lams, int n_lams, const Layout& L,
           for (int s = 0; s < F::streams; ++s) store(p + offset[s], y[s]);
         }
         for (int h = 0; h < n_lams; ++h) {
-          OuterSums<T, K, Mask> sums;
-          for (index_t j = b; j < end; ++j) {
-            const index_t at = base + j * stride;
-            V x[F::streams], u[F::streams], v[F::streams];
-            for (int s = 0; s < F::streams; ++s) {
-              x[s] = load(psi + at + offset[s]);
-              u[s] = load(lams[h] + at + offset[s]);
+          Cx<T>* lam = lams[h];
+          for (int o = 0; o < F::streams; ++o) {  // the sums, with lam before its update
+            RowSums<T, K, Mask> sums;
+            for (index_t j = b; j < end; ++j) {
+              const index_t at = base + j * stride;
+              V x[F::streams];
+              for (int s = 0; s < F::streams; ++s) x[s] = load(psi + at + offset[s]);
+              sums.add(load(lam + at + offset[o]), x);
             }
-            sums.add(u, x);
-            inv.template apply<false>(u, v);
-            for (int s = 0; s < F::streams; ++s) store(lams[h] + at + offset[s], v[s]);
+            sums.flush(map, o, slots + h * d2);
           }
-          sums.flush(map, slots + h * d2);
+          for (index_t j = b; j < end; ++j) {
+            Cx<T>* p = lam + base + j * stride;
+            V u[F::streams], v[F::streams];
+            for (int s = 0; s < F::streams; ++s) u[s] = load(p + offset[s]);
+            inv.template apply<false>(u, v);
+            for (int s = 0; s < F::streams; ++s) store(p + offset[s], v[s]);
+          }
         }
       }
     });
