@@ -116,10 +116,12 @@ def summarize(path: Path) -> str:
     """Two tables: the median over rounds of each run's median, and the fastest call seen."""
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     medians: dict[tuple, list[float]] = defaultdict(list)
+    cpu: dict[tuple, list[float]] = defaultdict(list)
     best: dict[tuple, float] = {}
     for r in rows:
         key = (r["config"], r["task"], r["n_qubits"], r["threads"])
         medians[key].append(r["seconds"])
+        cpu[key].append(r["cpu_seconds"])
         best[key] = min(best.get(key, float("inf")), r["min_seconds"])
     rounds = max((r["round"] for r in rows), default=0) + 1
     load = statistics.mean(r["load"] for r in rows) if rows else 0.0
@@ -128,6 +130,10 @@ def summarize(path: Path) -> str:
                    f"average during the runs: {load:.1f}.",
                    {k: statistics.median(v) for k, v in medians.items()})
     lines += [""] + _table("Fastest single call over all rounds, seconds.", best)
+    lines += [""] + _table("CPU seconds per call (all threads), median over rounds: the work "
+                           "done, which other jobs on a shared host do not inflate as they do "
+                           "the wall time; on one thread, the speed ratio of a quiet host.",
+                           {k: statistics.median(v) for k, v in cpu.items()})
     return "\n".join(lines)
 
 
