@@ -183,6 +183,7 @@ class _Signature:
         return [a._data if isinstance(a, Tensor) else np.asarray(a) for a in self.inputs]
 
 
+_host_dtype = functools.lru_cache(maxsize=None)(to_dtype)
 _STRUCTURED = object()  # first element of every key but the plain dtypes-and-shapes one
 
 
@@ -251,9 +252,14 @@ class JitFunction:
         if self._simple and not kwargs and not interposing():  # fast path: concrete tensors
             key: list[Any] = [self._backend or current_device(),
                               self._state() if self._state is not None else None]
-            arrays: list[DeviceArray] = []
+            arrays: list[Any] = []  # device arrays, or host arrays the executor copies in
             push, keep = key.append, arrays.append
             for a in args:
+                if a.__class__ is np.ndarray:  # host arrays: the executor copies them in
+                    push(_host_dtype(a.dtype))
+                    push(a.shape)
+                    keep(a)
+                    continue
                 data = a._data if a.__class__ is Tensor else None
                 if data is None:
                     break
