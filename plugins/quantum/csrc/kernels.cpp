@@ -6,6 +6,9 @@
 // size D, a compile-time constant for two and three targets (the loops unroll) and 0 for
 // larger gates, which keep their groups in per-thread scratch.  Complex numbers are a local
 // plain struct so that no std::complex code is instantiated here.
+#include <cstdlib>
+#include <new>
+
 #include "lane_kernels.hpp"
 #include "sweep.hpp"
 
@@ -307,22 +310,70 @@ void adjoint_step(std::complex<T>* psi, std::complex<T>* lam, const Layout& L,
 template <class T>
 inline T parity_sign(index_t bits) { return T(1) - T(2) * T(__builtin_parityll(bits)); }
 
+// Signed sums of Pauli-term coefficients, weight(j) = sum_t c_t (-1)^popcount(j & z_t), for
+// a block of `block` consecutive indices at a time.  The sign splits into the parity of j's
+// bits above the block (one sign per term and block) and of its bits inside (a table per term
+// computed once), so a block's weights are one vectorised multiply-add per term and index.
+constexpr index_t kSignBlock = 1024;
+
+template <class R>
+class TermWeights {
+ public:
+  TermWeights(const index_t* zmasks, const Cx<R>* coeffs, int terms, index_t block)
+      : zmasks_(zmasks), coeffs_(coeffs), terms_(terms), block_(block),
+        // plain malloc: no template code shared with the other kernel builds
+        signs_(static_cast<R*>(std::malloc(sizeof(R) * std::size_t(terms) * block))) {
+    if (signs_ == nullptr) throw std::bad_alloc();
+    for (int t = 0; t < terms; ++t)
+      for (index_t i = 0; i < block; ++i) signs_[t * block + i] = parity_sign<R>(i & zmasks[t]);
+  }
+  ~TermWeights() { std::free(signs_); }
+  TermWeights(const TermWeights&) = delete;
+  TermWeights& operator=(const TermWeights&) = delete;
+
+  index_t block() const { return block_; }
+
+  // re[i], im[i] = weight(high + i) over terms [first, last); high a multiple of the block.
+  void fill(index_t high, int first, int last, R* re, R* im) const {
+    for (index_t i = 0; i < block_; ++i) re[i] = im[i] = 0;
+    for (int t = first; t < last; ++t) {
+      const R sign = parity_sign<R>(high & zmasks_[t]);
+      const R a = sign * coeffs_[t].re, b = sign * coeffs_[t].im;
+      const R* s = signs_ + t * block_;
+#pragma omp simd
+      for (index_t i = 0; i < block_; ++i) {
+        re[i] += a * s[i];
+        im[i] += b * s[i];
+      }
+    }
+  }
+
+ private:
+  const index_t* zmasks_;
+  const Cx<R>* coeffs_;
+  int terms_;
+  index_t block_;
+  R* signs_;
+};
+
+inline index_t sign_block(const Layout& L) { return L.chunk < kSignBlock ? L.chunk : kSignBlock; }
+
 template <class T>
 void pauli_expectation(const std::complex<T>* state, const Layout& L, index_t xmask,
                        const index_t* zmasks, const std::complex<double>* coeffs, int terms,
                        std::complex<double>* partials) {
   const Cx<T>* psi = cx(state);
-  const Cx<double>* coef = cx(coeffs);
+  const TermWeights<double> weights(zmasks, cx(coeffs), terms, sign_block(L));
+  const index_t block = weights.block();
   for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    double re[kSignBlock], im[kSignBlock];
     Cx<double> acc{0, 0};
-    for (index_t j = first; j < first + count; ++j) {
-      Cx<double> weight{0, 0};
-      for (int t = 0; t < terms; ++t) {
-        const double sign = parity_sign<double>(j & zmasks[t]);
-        weight += Cx<double>{sign * coef[t].re, sign * coef[t].im};
+    for (index_t k0 = first; k0 < first + count; k0 += block) {
+      weights.fill(k0, 0, terms, re, im);
+      for (index_t i = 0; i < block; ++i) {
+        const index_t j = k0 + i;
+        acc += conj_mul(psi[j ^ xmask], psi[j]) * Cx<double>{re[i], im[i]};
       }
-      const Cx<double> overlap = conj_mul(psi[j ^ xmask], psi[j]);
-      acc += overlap * weight;
     }
     *cx(partials + c * kPartialStride) += acc;
   });
@@ -336,20 +387,23 @@ void apply_pauli_sum(const std::complex<T>* state, std::complex<T>* result, cons
                      int terms) {
   const Cx<T>* psi = cx(state);
   Cx<T>* out = cx(result);
-  const Cx<T>* coef = cx(coeffs);
+  const TermWeights<T> weights(zmasks, cx(coeffs), terms, sign_block(L));
+  const index_t block = weights.block();
   for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
-    for (index_t k = first; k < first + count; ++k) {
-      Cx<T> acc{0, 0};
-      for (int t = 0; t < terms;) {
-        const index_t x = xmasks[t], j = k ^ x;
-        Cx<T> weight{0, 0};
-        for (; t < terms && xmasks[t] == x; ++t) {
-          const T sign = parity_sign<T>(j & zmasks[t]);
-          weight = Cx<T>{weight.re + sign * coef[t].re, weight.im + sign * coef[t].im};
-        }
-        acc = acc + weight * psi[j];
+    T re[kSignBlock], im[kSignBlock];
+    Cx<T> acc[kSignBlock];
+    for (index_t k0 = first; k0 < first + count; k0 += block) {
+      for (index_t i = 0; i < block; ++i) acc[i] = Cx<T>{0, 0};
+      for (int t = 0; t < terms;) {  // out[k0 + i] += weight(j) psi[j], j = (k0 + i) ^ x
+        const index_t x = xmasks[t], low = x & (block - 1), high = (k0 ^ x) & ~(block - 1);
+        int end = t;
+        while (end < terms && xmasks[end] == x) ++end;
+        weights.fill(high, t, end, re, im);
+        for (index_t m = 0; m < block; ++m)
+          acc[m ^ low] = acc[m ^ low] + Cx<T>{re[m], im[m]} * psi[high + m];
+        t = end;
       }
-      out[k] = acc;
+      for (index_t i = 0; i < block; ++i) out[k0 + i] = acc[i];
     }
   });
 }
