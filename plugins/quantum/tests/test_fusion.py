@@ -7,7 +7,6 @@ import pytest
 
 from mskernel import complex128, complex64
 from mskernel_sdk import assert_close
-from mskernel_quantum import _native
 from mskernel_quantum.api import CNOT, RX, RY, RZ, Circuit, Hamiltonian, Simulator, X
 from mskernel_quantum.fusion import fuse
 from mskernel_quantum.native_kernels import NativeKernels
@@ -16,14 +15,6 @@ from mskernel_quantum.reference_kernels import NumpyKernels
 from circuits import random_circuit, random_hamiltonian
 
 VALUES = {"a": 0.37, "b": -1.21, "c": 2.05}
-
-
-@pytest.fixture(params=_native.isas())
-def isa(request):
-    previous = _native.isa()
-    _native.use_isa(request.param)
-    yield request.param
-    _native.use_isa(previous)
 
 
 def _layers(n, layers, rng):

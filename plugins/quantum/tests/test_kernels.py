@@ -26,15 +26,6 @@ def _state(rng, n, dtype):
     return (psi / np.linalg.norm(psi)).astype(dtype)
 
 
-@pytest.fixture(params=_native.isas())
-def isa(request):
-    """Each build of the kernels this CPU can run (baseline, AVX2/FMA, AVX-512)."""
-    previous = _native.isa()
-    _native.use_isa(request.param)
-    yield request.param
-    _native.use_isa(previous)
-
-
 def _operands(rng, n, k, c, structure="dense"):
     """A matrix (dense, diagonal or anti-diagonal: the kernels' special cases), targets and
     controls."""
