@@ -11,6 +11,7 @@ framework installed, see setup_envs.sh):
 
     python run_all.py --rounds 3 --threads 1,2 --out results.jsonl
     python run_all.py --summarize results.jsonl        # only print the tables again
+    python run_all.py --only mskernel,lightning        # a subset of the frameworks
 
 Ratios are (other framework's time) / (mskernel's time): above 1, mskernel is faster; the
 lightning ratio is marked against the target of 1.25.  MindQuantum and lightning run twice
@@ -57,9 +58,12 @@ def configurations(threads: int) -> list[tuple[str, str, str, dict]]:
     return configs
 
 
-def run_round(round_index: int, thread_counts: list[int], out: Path) -> None:
+def run_round(round_index: int, thread_counts: list[int], out: Path,
+              only: set[str] | None = None) -> None:
     for threads in thread_counts:
         for label, python, script, extra in configurations(threads):
+            if only and label.split("[")[0] not in only:
+                continue
             if not Path(python).exists():
                 print(f"skip {label}: no interpreter at {python}", file=sys.stderr)
                 continue
@@ -143,6 +147,8 @@ def main() -> None:
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--out", type=Path, default=HERE / "results.jsonl")
     parser.add_argument("--summarize", type=Path, help="only summarize this results file")
+    parser.add_argument("--only", help="comma-separated frameworks to run (mskernel, lightning, "
+                                       "mindquantum, qiskit-aer); default all")
     args = parser.parse_args()
     if args.summarize:
         print(summarize(args.summarize))
@@ -150,8 +156,9 @@ def main() -> None:
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"{platform.platform()}", flush=True)
     thread_counts = [int(t) for t in args.threads.split(",")]
+    only = set(args.only.split(",")) if args.only else None
     for r in range(args.rounds):
-        run_round(r, thread_counts, args.out)
+        run_round(r, thread_counts, args.out, only)
     print(summarize(args.out))
 
 
