@@ -234,3 +234,29 @@ def test_the_fused_ops_onnx_forms_agree_with_their_reference(tmp_path: Path) -> 
             assert np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected))
             checked += 1
     assert checked == 6  # 4 convolutions, 2 matmuls
+
+
+def test_compile_offline_runs_atc_once_per_model(tmp_path: Path) -> None:
+    """compile_offline end to end with a stand-in for ATC that records its command line and
+    writes the .om file it was asked for: the ONNX beside it, ATC run once, then cached."""
+    from mskernel_ascend.offline import compile_offline
+
+    log = tmp_path / "atc.log"
+    atc = tmp_path / "atc"
+    atc.write_text(f'#!/bin/sh\necho "$@" >> {log}\nfor a in "$@"; do case "$a" in '
+                   f'--output=*) touch "${{a#--output=}}.om";; esac; done\n')
+    atc.chmod(0o755)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    om = compile_offline(conv_net(), "Ascend910B1", "force_fp16", atc=str(atc), directory=cache)
+    assert om.suffix == ".om" and om.is_file()
+    onnx.checker.check_model(onnx.load(str(om.with_suffix(".onnx"))), full_check=True)
+    (line,) = log.read_text().splitlines()
+    assert f"--model={om.with_suffix('.onnx')}" in line and "--soc_version=Ascend910B1" in line
+    again = compile_offline(conv_net(), "Ascend910B1", "force_fp16", atc=str(atc),
+                            directory=cache)
+    assert again == om and len(log.read_text().splitlines()) == 1
+    other = compile_offline(conv_net(), "Ascend910B1", "allow_mix_precision", atc=str(atc),
+                            directory=cache)
+    assert other != om and len(log.read_text().splitlines()) == 2
+    assert not list(cache.glob(".*.onnx"))  # no staging file left behind
