@@ -16,8 +16,8 @@ runtime errors of the reference backend that name the failing node, and to 20,68
 partitioner's ``schedule_early`` trait (an asynchronous start runs as soon as it is ready) and
 host kernels taking and giving a host-memory backend's arrays without copies, then to
 20,810 for the composite op ``max_pool_grad`` (reference, decomposition, samples with ties
-and NaNs), which lets a backend run max-pool's backward pass as one kernel.  Past that, a new subsystem belongs in a plugin, or the budget rises
-by a stated decision.  Plugins and the SDK are reported but not capped — they are the place
+and NaNs), which lets a backend run max-pool's backward pass as one kernel.  Past that, a
+new subsystem belongs in a plugin, or the budget rises by a stated decision.  Plugins and the SDK are reported but not capped — they are the place
 to grow.
 
 Lines are physical lines (blank and comment lines included, like ``wc -l``), counted in each
