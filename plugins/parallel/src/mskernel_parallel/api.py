@@ -13,7 +13,11 @@ data parallelism and the parameter server.
 - :class:`DistributedGradReducer`: the gradient all-reduce of a custom training step
   (MindSpore's ``nn.DistributedGradReducer``); ``TrainOneStepCell`` uses one in data-parallel
   mode;
-- :mod:`~mskernel_parallel.ps`: the parameter server (``mskernel.parallel.ps``).
+- :mod:`~mskernel_parallel.ps`: the parameter server (``mskernel.parallel.ps``);
+- operator parallelism: :class:`Layout` (a device mesh, MindSpore's), :class:`Mesh`,
+  :class:`TensorLayout`, :func:`shard` (also ``mskernel.shard`` and ``Cell.shard``),
+  :func:`parallelize` giving a :class:`ShardedProgram` (one rank's graph of a sharded
+  function), :func:`simulate` (every rank's graph in one process).
 """
 
 from __future__ import annotations
@@ -28,10 +32,15 @@ from .context import (
 )
 from . import ps
 from .data_parallel import DEFAULT_BUCKET_MB, GradientBuckets
+from .sharding.constraint import shard, with_sharding_constraint
+from .sharding.layout import Layout, Mesh, TensorLayout
+from .sharding.program import ShardedProgram, parallelize
+from .sharding.simulate import simulate
 
-__all__ = ["AutoParallelContext", "DistributedGradReducer", "ParallelMode",
-           "get_auto_parallel_context", "ps", "reset_auto_parallel_context",
-           "set_auto_parallel_context"]
+__all__ = ["AutoParallelContext", "DistributedGradReducer", "Layout", "Mesh", "ParallelMode",
+           "ShardedProgram", "TensorLayout", "get_auto_parallel_context", "parallelize", "ps",
+           "reset_auto_parallel_context", "set_auto_parallel_context", "shard", "simulate",
+           "with_sharding_constraint"]
 
 
 class DistributedGradReducer:

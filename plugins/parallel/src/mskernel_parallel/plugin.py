@@ -16,7 +16,8 @@ def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(
         name="parallel", version=__version__, kind="library",
         provides=["namespace:communication", "namespace:parallel", "ops:parallel.*",
-                  "rules:parallel.*", "host_kernels:parallel.*", "command:run",
+                  "rules:parallel.*", "rules:sharding", "host_kernels:parallel.*",
+                  "command:run", "namespace:shard",
                   f"rules:{DATA_PARALLEL_RULE}"],
         description="distributed training on MPI: collectives, data parallel, parameter "
                     "server, the mskernel run launcher")
@@ -25,8 +26,9 @@ def mskernel_plugin_info() -> PluginInfo:
 @hookimpl
 def mskernel_register_ops(registry) -> None:
     from .ops import OPS
+    from .sharding.constraint import OP as SHARDING_CONSTRAINT
 
-    registry.define_all(OPS)
+    registry.define_all([*OPS, SHARDING_CONSTRAINT])
 
 
 @hookimpl
@@ -35,11 +37,14 @@ def mskernel_register_rules(rules) -> None:
     from .ops import HOST_KERNELS
     from .rules import RULES
     from .samples import SAMPLES
+    from .sharding import constraint, rules as sharding
 
     for op, kernel in HOST_KERNELS.items():  # run beside any backend
         rules.register(HOST_KERNEL_RULE, op, kernel)
-    for kind, op, rule in RULES:  # read by mskernel-autodiff
+    for kind, op, rule in [*RULES, *constraint.RULES]:  # read by mskernel-autodiff
         rules.register(kind, op, rule)
+    for op, rule in sharding.rules():  # read by the sharding propagation
+        rules.register(sharding.SHARDING_RULE, op, rule)
     for op, samples in SAMPLES.items():  # read by mskernel-sdk's conformance kit
         rules.register(SAMPLES_RULE, op, samples)
     rules.register(DATA_PARALLEL_RULE, "parallel", PROVIDER)  # read by mskernel-nn, -data
@@ -49,6 +54,7 @@ def mskernel_register_rules(rules) -> None:
 def mskernel_register_namespaces(namespaces) -> None:
     namespaces.register("communication", "mskernel_parallel.communication")
     namespaces.register("parallel", "mskernel_parallel.api")
+    namespaces.register("shard", "mskernel_parallel.sharding.constraint:shard")
 
 
 @hookimpl
