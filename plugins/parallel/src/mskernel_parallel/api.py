@@ -17,7 +17,8 @@ data parallelism and the parameter server.
 - operator parallelism: :class:`Layout` (a device mesh, MindSpore's), :class:`Mesh`,
   :class:`TensorLayout`, :func:`shard` (also ``mskernel.shard`` and ``Cell.shard``),
   :func:`parallelize` giving a :class:`ShardedProgram` (one rank's graph of a sharded
-  function), :func:`simulate` (every rank's graph in one process).
+  function), :func:`simulate` (every rank's graph in one process), :class:`ShardedSGD`
+  (training a sharded loss).
 """
 
 from __future__ import annotations
@@ -36,9 +37,10 @@ from .sharding.constraint import shard, with_sharding_constraint
 from .sharding.layout import Layout, Mesh, TensorLayout
 from .sharding.program import ShardedProgram, parallelize
 from .sharding.simulate import simulate
+from .sharding.train import ShardedSGD
 
 __all__ = ["AutoParallelContext", "DistributedGradReducer", "Layout", "Mesh", "ParallelMode",
-           "ShardedProgram", "TensorLayout", "get_auto_parallel_context", "parallelize", "ps",
+           "ShardedProgram", "ShardedSGD", "TensorLayout", "get_auto_parallel_context", "parallelize", "ps",
            "reset_auto_parallel_context", "set_auto_parallel_context", "shard", "simulate",
            "with_sharding_constraint"]
 

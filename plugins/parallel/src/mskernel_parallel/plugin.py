@@ -39,7 +39,7 @@ def mskernel_register_rules(rules) -> None:
     from .samples import SAMPLES
     from .sharding import constraint, rules as sharding
 
-    for op, kernel in HOST_KERNELS.items():  # run beside any backend
+    for op, kernel in {**HOST_KERNELS, **constraint.HOST_KERNELS}.items():  # beside any backend
         rules.register(HOST_KERNEL_RULE, op, kernel)
     for kind, op, rule in [*RULES, *constraint.RULES]:  # read by mskernel-autodiff
         rules.register(kind, op, rule)

@@ -18,7 +18,7 @@ import functools
 import weakref
 from typing import Any, Callable, Optional, Sequence, Union
 
-from mskernel_sdk import Attr, InferError, OpDef, Tensor, apply, require_tensor
+from mskernel_sdk import Attr, HostKernel, InferError, OpDef, Tensor, apply, require_tensor
 
 from ..errors import ShardingError
 from .layout import Mesh, TensorLayout, parse_spec
@@ -70,6 +70,8 @@ def _jvp(primals: Any, tangents: Any, outputs: Any, **attrs: Any) -> Any:
 
 
 RULES = [("vjp", CONSTRAINT, _vjp), ("jvp", CONSTRAINT, _jvp)]
+#: eagerly, on one process, the constraint is the identity on any backend's host arrays
+HOST_KERNELS = {CONSTRAINT: HostKernel(_identity)}
 
 
 def with_sharding_constraint(x: Any, strategy: Strategy) -> Any:

@@ -92,6 +92,7 @@ def fit(sharding: OpSharding, shapes: Mapping[str, list[int]], mesh: Mesh,
     used = {a for axes in assignment.values() for a in axes}
     for letters, layout in hints:
         for c, axes in zip(letters, layout.dims):
+            axes = tuple(a for a in axes if mesh.axis_size(a) > 1)
             if c is None or not axes or c in assignment or used & set(axes):
                 continue
             k = mesh.axes_size(axes)

@@ -114,6 +114,8 @@ class Emitter:
 
     def __call__(self, x: Value, src: TensorLayout, dst: TensorLayout) -> Value:
         for step in plan(src, dst):
+            if self.mesh.axis_size(step.axis) == 1:  # one rank along it: nothing moves
+                continue
             self.steps.append((step, x.type.nbytes))
             x = self._step(x, step)
         return x
