@@ -18,7 +18,7 @@ data parallelism and the parameter server.
   :class:`TensorLayout`, :func:`shard` (also ``mskernel.shard`` and ``Cell.shard``),
   :func:`parallelize` giving a :class:`ShardedProgram` (one rank's graph of a sharded
   function), :func:`simulate` (every rank's graph in one process), :class:`ShardedSGD`
-  (training a sharded loss).
+  (training a sharded loss), :class:`AutoParallel` (the cost model's strategy search).
 """
 
 from __future__ import annotations
@@ -36,10 +36,11 @@ from .data_parallel import DEFAULT_BUCKET_MB, GradientBuckets
 from .sharding.constraint import shard, with_sharding_constraint
 from .sharding.layout import Layout, Mesh, TensorLayout
 from .sharding.program import ShardedProgram, parallelize
+from .sharding.search import AutoParallel
 from .sharding.simulate import simulate
 from .sharding.train import ShardedSGD
 
-__all__ = ["AutoParallelContext", "DistributedGradReducer", "Layout", "Mesh", "ParallelMode",
+__all__ = ["AutoParallel", "AutoParallelContext", "DistributedGradReducer", "Layout", "Mesh", "ParallelMode",
            "ShardedProgram", "ShardedSGD", "TensorLayout", "get_auto_parallel_context", "parallelize", "ps",
            "reset_auto_parallel_context", "set_auto_parallel_context", "shard", "simulate",
            "with_sharding_constraint"]

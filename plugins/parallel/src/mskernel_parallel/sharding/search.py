@@ -1,0 +1,176 @@
+"""The strategy search: ``AutoParallel(net, *inputs, parallel_mode=..., device_num=...)``.
+
+- ``"semi_auto"`` and ``"sharding_propagation"``: the user's strategies (``mskernel.shard``,
+  ``Cell.shard``), propagated to every other op (:mod:`.propagate`);
+- ``"recursive_programming"``: a search.  The *key* ops (matmuls, einsums, convolutions) each
+  get a strategy — which letter each mesh axis splits, if any — chosen by coordinate descent:
+  every key op in turn tries each of its strategies with the others held (those not chosen
+  yet take what propagation gives them from the chosen ones), and keeps the one
+  whose propagated plan the cost model (:mod:`.cost`) predicts fastest within the memory
+  limit; sweeps repeat until none improves.  Every 2-D mesh ``(dp, mp)`` of ``device_num``
+  ranks is searched, ``mp`` a power of two.
+
+Inputs may be arrays or :class:`TensorType` (a model too large to build: only its types are
+traced; ``parameters=k`` says its last ``k`` inputs are the parameters).  The plan is
+costed as a training step.  :meth:`AutoParallel.describe` prints the plan: every op's strategy, the collectives
+inserted, the predicted time, communication and parameter memory per device.
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Optional
+
+from mskernel_sdk import Graph, Tensor, TensorType, tensor_type, trace_function
+
+from ..errors import ShardingError
+from .cost import Cost, Device, cost
+from .layout import Mesh
+from .propagate import Assignment, Propagation, op_sharding, propagate
+
+MODES = ("semi_auto", "sharding_propagation", "recursive_programming")
+KEY_OPS = ("matmul", "einsum", "conv")
+
+
+def _type(x: Any) -> TensorType:
+    if isinstance(x, TensorType):
+        return x
+    import numpy as np
+
+    array = x.numpy() if isinstance(x, Tensor) else np.asarray(x)
+    return tensor_type(array.dtype, array.shape)
+
+
+def candidates(graph: Graph, index: int, mesh: Mesh) -> list[Assignment]:
+    """Every strategy of node ``index``: each mesh axis (of more than one rank) splits one of
+    its letters that it divides, or none."""
+    node = graph.nodes[index]
+    sharding = op_sharding(node)
+    shapes: dict[str, list[int]] = {}
+    tensors = [v for v in node.inputs if isinstance(v.type, TensorType)]
+    for letters, v in zip(sharding.inputs, tensors):
+        for c, n in zip(letters, v.type.shape):
+            if c is not None:
+                shapes.setdefault(c, []).append(n)
+    letters = [c for c in shapes if sharding.splittable(c)]
+    axes = [a for a, s in zip(mesh.names, mesh.shape) if s > 1]
+    out = []
+    for choice in itertools.product([None, *letters], repeat=len(axes)):
+        assignment: dict[str, tuple[str, ...]] = {}
+        for axis, c in zip(axes, choice):
+            if c is not None:
+                assignment[c] = assignment.get(c, ()) + (axis,)
+        if all(n % mesh.axes_size(a) == 0 for c, a in assignment.items() for n in shapes[c]):
+            out.append(assignment)
+    return out
+
+
+def evaluate(graph: Graph, mesh: Mesh, fixed: dict[int, Assignment], parameters: int,
+             device: Device) -> tuple[float, Propagation, Cost]:
+    prop = propagate(graph, mesh, fixed=fixed)
+    c = cost(prop, device, parameters)
+    return (c.time_s if c.fits(device) else float("inf")), prop, c
+
+
+def coordinate_descent(graph: Graph, mesh: Mesh, parameters: int, device: Device,
+                       sweeps: int = 3) -> tuple[float, Propagation, Cost]:
+    keys = [i for i, n in enumerate(graph.nodes) if n.op in KEY_OPS]
+    options = {i: candidates(graph, i, mesh) for i in keys}
+    fixed: dict[int, Assignment] = {}  # ops not fixed yet follow their neighbours' strategies
+    best = evaluate(graph, mesh, fixed, parameters, device)
+    for _ in range(sweeps):
+        improved = False
+        for i in keys:
+            for option in options[i]:
+                if option == fixed.get(i):
+                    continue
+                trial = evaluate(graph, mesh, {**fixed, i: option}, parameters, device)
+                if trial[0] < best[0] * (1 - 1e-9):
+                    best, fixed, improved = trial, {**fixed, i: option}, True
+        if not improved:
+            break
+    return best
+
+
+def exhaustive(graph: Graph, mesh: Mesh, parameters: int = 0,
+               device: Device = Device()) -> tuple[float, Propagation, Cost]:
+    """The cheapest plan over every combination of the key ops' strategies (small graphs)."""
+    keys = [i for i, n in enumerate(graph.nodes) if n.op in KEY_OPS]
+    best: Optional[tuple[float, Propagation, Cost]] = None
+    for combo in itertools.product(*(candidates(graph, i, mesh) for i in keys)):
+        trial = evaluate(graph, mesh, dict(zip(keys, combo)), parameters, device)
+        if best is None or trial[0] < best[0]:
+            best = trial
+    assert best is not None
+    return best
+
+
+def meshes(device_num: int) -> list[Mesh]:
+    """Every ``(dp, mp)`` mesh of ``device_num`` ranks with ``mp`` a power of two."""
+    out, mp = [], 1
+    while mp <= device_num:
+        if device_num % mp == 0:
+            out.append(Mesh((device_num // mp, mp), ("dp", "mp")))
+        mp *= 2
+    return out
+
+
+class AutoParallel:
+    """A plan for ``net`` (a function or cell) on ``inputs``; see the module doc."""
+
+    def __init__(self, net: Any, *inputs: Any, parallel_mode: str = "sharding_propagation",
+                 device_num: Optional[int] = None, mesh: Optional[Mesh] = None,
+                 device: Device = Device(), parameters: Optional[int] = None) -> None:
+        if parallel_mode not in MODES:
+            raise ShardingError(f"parallel_mode must be one of {', '.join(MODES)}, got "
+                                f"{parallel_mode!r}")
+        name = getattr(net, "__name__", type(net).__name__)
+        self.graph, _, captured = trace_function(net, [_type(x) for x in inputs], name,
+                                                 capture_concrete=True)
+        self.parameters = len(captured) if parameters is None else parameters
+        self.mode, self.device = parallel_mode, device
+        if parallel_mode == "recursive_programming":
+            if device_num is None and mesh is None:
+                raise ShardingError("recursive_programming needs device_num (or a mesh)")
+            tried = [mesh] if mesh is not None else meshes(int(device_num))  # type: ignore[arg-type]
+            found = [coordinate_descent(self.graph, m, self.parameters, device) for m in tried]
+            _, self.propagation, self.cost = min(found, key=lambda f: f[0])
+        else:
+            from .program import _mesh_of, default_mesh
+
+            chosen = mesh or _mesh_of(self.graph) or default_mesh(int(device_num or 1))
+            self.propagation = propagate(self.graph, chosen)
+            self.cost = cost(self.propagation, device, self.parameters)
+
+    @property
+    def mesh(self) -> Mesh:
+        return self.propagation.mesh
+
+    def describe(self) -> str:
+        """The plan as text."""
+        mesh, c = self.mesh, self.cost
+        lines = [f"AutoParallel ({self.mode}) on mesh "
+                 f"{dict(zip(mesh.names, mesh.shape))}:"]
+        for index, node in enumerate(self.graph.nodes):
+            if index in self.propagation.constraints:
+                continue
+            strategy = self.propagation.strategies[index]
+            if node.op in KEY_OPS or strategy.assignment:
+                shown = ", ".join(f"{k}:{'+'.join(a)}" for k, a in strategy.assignment.items())
+                lines.append(f"  {node.op:<12} {shown or 'replicated'}"
+                             + (f"  ({node.loc})" if node.loc else ""))
+        for op, step, sent in c.collectives:
+            lines.append(f"  + {step.kind} over {step.axis} before {op}: {sent / 1e6:.2f} MB")
+        lines.append(f"  predicted per device: {c.time_s * 1e3:.3f} ms (compute "
+                     f"{c.compute_s * 1e3:.3f} ms, communication {c.comm_s * 1e3:.3f} ms, "
+                     f"{c.comm_bytes / 1e6:.2f} MB), parameters {c.param_bytes / 1e6:.1f} MB")
+        return "\n".join(lines)
+
+
+def plan_cost(graph: Graph, mesh: Mesh, fixed: dict[int, Assignment], parameters: int = 0,
+              device: Device = Device()) -> Cost:
+    """The predicted cost of the plan ``fixed`` (node index → strategy) propagated."""
+    return evaluate(graph, mesh, fixed, parameters, device)[2]
+
+
+__all__ = ["AutoParallel", "exhaustive", "plan_cost"]
