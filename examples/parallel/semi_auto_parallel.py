@@ -54,7 +54,7 @@ def main() -> None:
     if communication.get_rank() == 0:
         print(trainer.describe())
     losses = [trainer.step(x, y) for x, y in batches]
-    sharded = dict(zip(map(id, trainer.program.parameters), trainer.parameters()))
+    sharded = dict(zip(map(id, trainer.trained), trainer.parameters()))
 
     for p, value in zip(params, serial):  # the same training in this process alone
         p.set_data(Tensor(value))

@@ -11,6 +11,7 @@ import pytest
 from conftest import alone, launch, ok
 
 MODELS = ["mlp", "block"]
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples" / "parallel"
 
 
 @pytest.mark.parametrize("n, mesh", [(2, "2"), (4, "2x2")])
@@ -42,7 +43,35 @@ def test_sharded_training_matches_one_process(model, n, mesh, serial, tmp_path):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
-def test_semi_auto_example_matches_one_process_on_four_ranks():
-    example = Path(__file__).resolve().parents[3] / "examples" / "parallel" / "semi_auto_parallel.py"
-    output = ok(launch(4, str(example)))
-    assert "matches one process" in output and "all_reduce over mp" in output
+def test_sharded_checkpoints_gather_and_reshard(serial, tmp_path):
+    """4 ranks save both checkpoints; the whole one holds the serial parameters, and the
+    per-rank files load into 2 ranks (another mesh) with the same values."""
+    from mskernel_parallel.sharding.checkpoint import load_distributed_checkpoint
+
+    import mskernel
+
+    saved = tmp_path / "saved"
+    saved.mkdir()
+    ok(launch(4, "operator_parallel_train.py", "--out", str(tmp_path / "four"), "--model", "block",
+              "--mesh", "2x2", "--save", str(saved)))
+    want = serial["block"]
+    whole = mskernel.train.load_checkpoint(str(saved / "net.ckpt"))
+    files = sorted(saved.glob("net_rank*.ckpt"))
+    assert len(files) == 4
+    gathered = load_distributed_checkpoint(files)
+    assert sorted(gathered) == sorted(whole)
+    for name, value in gathered.items():
+        np.testing.assert_array_equal(value, whole[name].numpy())
+    ok(launch(2, "operator_parallel_train.py", "--out", str(tmp_path / "two"), "--model", "block",
+              "--mesh", "1x2", "--resume", str(saved)))
+    resumed = dict(np.load(tmp_path / "two" / "result.npz"))
+    for name in want:
+        if name.startswith("param:"):
+            np.testing.assert_allclose(resumed[name], want[name], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("example, plan", [("semi_auto_parallel.py", "all_reduce over mp"),
+                                           ("auto_parallel.py", "predicted per device")])
+def test_examples_match_one_process_on_four_ranks(example, plan):
+    output = ok(launch(4, str(EXAMPLES / example)))
+    assert "matches one process" in output and plan in output

@@ -20,7 +20,7 @@ import numpy as np
 
 import mskernel
 from mskernel import communication, nn, ops
-from mskernel.parallel import Layout
+from mskernel.parallel import Layout, load_distributed_checkpoint, save_checkpoint
 from mskernel_parallel.sharding.train import ShardedSGD
 
 BATCH, SEQ, D_MODEL, HEADS, HIDDEN = 4, 4, 8, 4, 16
@@ -76,6 +76,8 @@ def main() -> None:
     parser.add_argument("--model", choices=["mlp", "block"], default="mlp")
     parser.add_argument("--mesh", default="1x1", help="dp x mp")
     parser.add_argument("--serial", action="store_true")
+    parser.add_argument("--save", type=Path, help="write integrated and per-rank checkpoints")
+    parser.add_argument("--resume", type=Path, help="load per-rank checkpoints, train no step")
     args = parser.parse_args()
     communication.init()
     dp, mp = (int(n) for n in args.mesh.split("x"))
@@ -104,8 +106,14 @@ def main() -> None:
         whole = {n: p.numpy() for n, p in zip(names, params)}
     else:
         trainer = ShardedSGD(loss_fn, *batches[0], learning_rate=LR, mesh=lay.mesh)
+        if args.resume:
+            load_distributed_checkpoint(sorted(args.resume.glob("net_rank*.ckpt")), trainer)
+            batches = []
         losses = [trainer.step(x, y) for x, y in batches]
-        by_param = dict(zip(map(id, trainer.program.parameters), trainer.parameters()))
+        if args.save:
+            save_checkpoint(trainer, args.save / "net.ckpt")
+            save_checkpoint(trainer, args.save / "net.ckpt", integrated_save=False)
+        by_param = dict(zip(map(id, trainer.trained), trainer.parameters()))
         whole = {n: by_param[id(p)] for n, p in zip(names, params)}
         collectives = sorted({n.op for n in trainer.program.graph.nodes
                               if n.op.startswith("parallel.")})

@@ -105,8 +105,10 @@ class TensorLayout:
         object.__setattr__(self, "dims", tuple(tuple(d) for d in self.dims))
         object.__setattr__(self, "partial", tuple(tuple(p) for p in self.partial))
         used = [a for d in self.dims for a in d] + [a for a, _ in self.partial]
-        for a in used:
-            self.mesh.axis_size(a)
+        if not used:
+            return
+        for a in set(used).difference(self.mesh.names):
+            self.mesh.axis_size(a)  # raises, naming the mesh's axes
         if len(set(used)) != len(used):
             raise ShardingError(f"layout {self}: a mesh axis splits more than one dimension")
         reductions = {r for _, r in self.partial}

@@ -19,6 +19,7 @@ ranks splits rows and columns over different axes.
 
 from __future__ import annotations
 
+import weakref
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Optional, Sequence
@@ -58,10 +59,13 @@ def op_sharding(node: Node) -> OpSharding:
 
 @dataclass
 class NodeStrategy:
-    """A node's letters and the mesh axes each split letter takes."""
+    """A node's letters and the mesh axes each split letter takes (never changed once made:
+    its layouts are computed once)."""
 
     sharding: OpSharding
     assignment: Assignment = field(default_factory=dict)
+    _layouts: dict[tuple[str, int], TensorLayout] = field(default_factory=dict, repr=False,
+                                                          compare=False)
 
     def splits(self, mesh: Mesh) -> dict[str, int]:
         return {c: mesh.axes_size(a) for c, a in self.assignment.items()}
@@ -78,10 +82,16 @@ class NodeStrategy:
         return TensorLayout(mesh, dims, extra)
 
     def input_layout(self, i: int, mesh: Mesh) -> TensorLayout:
-        return self.layout(self.sharding.inputs[i], mesh)
+        key = ("in", i)
+        if key not in self._layouts:
+            self._layouts[key] = self.layout(self.sharding.inputs[i], mesh)
+        return self._layouts[key]
 
     def output_layout(self, j: int, mesh: Mesh) -> TensorLayout:
-        return self.layout(self.sharding.outputs[j], mesh, partial=True)
+        key = ("out", j)
+        if key not in self._layouts:
+            self._layouts[key] = self.layout(self.sharding.outputs[j], mesh, partial=True)
+        return self._layouts[key]
 
 
 def fit(sharding: OpSharding, shapes: Mapping[str, list[int]], mesh: Mesh,
@@ -167,6 +177,19 @@ class Propagation:
                 self._produced[v.uid] = strategy.output_layout(j, self.mesh)
 
 
+#: graph -> (its nodes' rules applied, their letters' sizes), made once per graph
+_RULES: "weakref.WeakKeyDictionary[Graph, tuple[dict[int, OpSharding], dict[int, dict]]]" = \
+    weakref.WeakKeyDictionary()
+
+
+def _rules_of(graph: Graph) -> tuple[dict[int, OpSharding], dict[int, dict[str, list[int]]]]:
+    if graph not in _RULES:
+        shardings = {i: op_sharding(n) for i, n in enumerate(graph.nodes) if n.op != CONSTRAINT}
+        shapes = {i: letter_shapes(s, graph.nodes[i]) for i, s in shardings.items()}
+        _RULES[graph] = (shardings, shapes)
+    return _RULES[graph]
+
+
 class _Propagator:
     def __init__(self, graph: Graph, mesh: Mesh, input_layouts: Mapping[int, TensorLayout],
                  fixed: Mapping[int, Assignment]) -> None:
@@ -174,7 +197,7 @@ class _Propagator:
         self.nodes = list(graph.nodes)
         self.producer: dict[int, tuple[int, int]] = {}
         self.consumers: dict[int, list[tuple[int, int]]] = {}
-        self.shardings: dict[int, OpSharding] = {}
+        self.shardings, self.shapes = _rules_of(graph)
         self.strategies: dict[int, NodeStrategy] = {}
         self.constraints: dict[int, TensorLayout] = {}
         self.inputs: dict[int, TensorLayout] = {}
@@ -186,8 +209,6 @@ class _Propagator:
                 self.producer[v.uid] = (index, j)
             for i, v in enumerate(v for v in node.inputs if _tensor(v)):
                 self.consumers.setdefault(v.uid, []).append((index, i))
-            if node.op != CONSTRAINT:
-                self.shardings[index] = op_sharding(node)
         for index, assignment in fixed.items():
             self.strategies[index] = NodeStrategy(self.shardings[index], dict(assignment))
         self._resolve_constraints()
@@ -295,7 +316,7 @@ class _Propagator:
         old = self.strategies.get(index)
         if not known and old is None:
             return False
-        assignment = fit(sharding, letter_shapes(sharding, node), self.mesh, known,
+        assignment = fit(sharding, self.shapes[index], self.mesh, known,
                          old.assignment if old else None)
         if old is not None and assignment == old.assignment:
             return False

@@ -8,7 +8,8 @@
   yet take what propagation gives them from the chosen ones), and keeps the one
   whose propagated plan the cost model (:mod:`.cost`) predicts fastest within the memory
   limit; sweeps repeat until none improves.  Every 2-D mesh ``(dp, mp)`` of ``device_num``
-  ranks is searched, ``mp`` a power of two.
+  ranks, ``mp`` a power of two, is screened by one sweep, the best two searched on; a stack
+  of identical layers is searched on its first two (:func:`search`).
 
 Inputs may be arrays or :class:`TensorType` (a model too large to build: only its types are
 traced; ``parameters=k`` says its last ``k`` inputs are the parameters).  The plan is
@@ -19,7 +20,7 @@ inserted, the predicted time, communication and parameter memory per device.
 from __future__ import annotations
 
 import itertools
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
 from mskernel_sdk import Graph, Tensor, TensorType, tensor_type, trace_function
 
@@ -72,24 +73,87 @@ def evaluate(graph: Graph, mesh: Mesh, fixed: dict[int, Assignment], parameters:
     return (c.time_s if c.fits(device) else float("inf")), prop, c
 
 
-def coordinate_descent(graph: Graph, mesh: Mesh, parameters: int, device: Device,
-                       sweeps: int = 3) -> tuple[float, Propagation, Cost]:
-    keys = [i for i, n in enumerate(graph.nodes) if n.op in KEY_OPS]
-    options = {i: candidates(graph, i, mesh) for i in keys}
-    fixed: dict[int, Assignment] = {}  # ops not fixed yet follow their neighbours' strategies
+def _signature(graph: Graph, index: int) -> tuple[Any, ...]:
+    node = graph.nodes[index]
+    return (node.op, tuple(tuple(v.type.shape) for v in node.inputs
+                           if isinstance(v.type, TensorType)))
+
+
+def period(graph: Graph, keys: Sequence[int]) -> int:
+    """The smallest number of key ops after which their sequence repeats (the ops of one
+    layer of a stack of identical layers), or their number."""
+    sigs = [_signature(graph, i) for i in keys]
+    for p in range(1, len(sigs) // 2 + 1):
+        if len(sigs) % p == 0 and all(sigs[i] == sigs[i + p] for i in range(len(sigs) - p)):
+            return p
+    return len(sigs)
+
+
+def prefix(graph: Graph, cut: int, parameters: int) -> tuple[Graph, int]:
+    """The graph of the nodes before ``cut`` (its inputs those they use, parameters last; its
+    outputs the values later nodes or the graph use), and its number of parameters."""
+    nodes = graph.nodes[:cut]
+    defined = {v.uid for n in nodes for v in n.outputs}
+    used = {v.uid for n in nodes for v in n.inputs}
+    later = {v.uid for n in graph.nodes[cut:] for v in n.inputs} | {v.uid for v in graph.outputs}
+    first_param = len(graph.inputs) - parameters
+    data = [v for v in graph.inputs[:first_param] if v.uid in used]
+    params = [v for v in graph.inputs[first_param:] if v.uid in used]
+    outputs = [v for n in nodes for v in n.outputs if v.uid in later and v.uid in defined
+               and isinstance(v.type, TensorType)]
+    return Graph(tuple(data + params), tuple(nodes), tuple(outputs), f"{graph.name}.prefix"), \
+        len(params)
+
+
+Found = tuple[float, Propagation, Cost, dict[int, Assignment]]
+
+
+def _descend(graph: Graph, mesh: Mesh, groups: list[list[int]], parameters: int,
+             device: Device, sweeps: int, start: Optional[dict[int, Assignment]] = None) -> Found:
+    options = [candidates(graph, g[0], mesh) for g in groups]
+    fixed = dict(start or {})  # ops not fixed yet follow their neighbours' strategies
     best = evaluate(graph, mesh, fixed, parameters, device)
     for _ in range(sweeps):
         improved = False
-        for i in keys:
-            for option in options[i]:
-                if option == fixed.get(i):
+        for group, choices in zip(groups, options):
+            for option in choices:
+                if option == fixed.get(group[0]):
                     continue
-                trial = evaluate(graph, mesh, {**fixed, i: option}, parameters, device)
+                trial_fixed = {**fixed, **{i: option for i in group}}
+                trial = evaluate(graph, mesh, trial_fixed, parameters, device)
                 if trial[0] < best[0] * (1 - 1e-9):
-                    best, fixed, improved = trial, {**fixed, i: option}, True
+                    best, fixed, improved = trial, trial_fixed, True
         if not improved:
             break
-    return best
+    return (*best, fixed)
+
+
+def search(graph: Graph, meshes: Sequence[Mesh], parameters: int, device: Device,
+           sweeps: int = 3, finalists: int = 2) -> Found:
+    """The searched plan: its predicted time, propagation, cost and the key ops' strategies.
+
+    Each mesh is screened by one sweep; the ``finalists`` best continue to ``sweeps``.  A
+    stack of identical layers (the key ops' shapes repeat with some period) is searched on
+    its first two layers, the ops at the same place of each layer sharing a strategy, and the
+    result is applied to every layer."""
+    keys = [i for i, n in enumerate(graph.nodes) if n.op in KEY_OPS]
+    p = period(graph, keys)
+    stacked = len(keys) // p >= 3
+    if stacked:
+        small, small_params = prefix(graph, keys[2 * p], parameters)
+        groups = [[keys[j], keys[j + p]] for j in range(p)]
+    else:
+        small, small_params, groups = graph, parameters, [[i] for i in keys]
+    screened = sorted(((_descend(small, m, groups, small_params, device, 1), m) for m in meshes),
+                      key=lambda found: found[0][0])
+    finals = [(_descend(small, m, groups, small_params, device, sweeps, found[3]), m)
+              for found, m in screened[:finalists]] if sweeps > 1 else screened
+    best, mesh = min(finals, key=lambda found: found[0][0])
+    if not stacked:
+        return best
+    chosen = best[3]
+    fixed = {k: chosen[keys[j % p]] for j, k in enumerate(keys) if keys[j % p] in chosen}
+    return (*evaluate(graph, mesh, fixed, parameters, device), fixed)
 
 
 def exhaustive(graph: Graph, mesh: Mesh, parameters: int = 0,
@@ -133,14 +197,15 @@ class AutoParallel:
             if device_num is None and mesh is None:
                 raise ShardingError("recursive_programming needs device_num (or a mesh)")
             tried = [mesh] if mesh is not None else meshes(int(device_num))  # type: ignore[arg-type]
-            found = [coordinate_descent(self.graph, m, self.parameters, device) for m in tried]
-            _, self.propagation, self.cost = min(found, key=lambda f: f[0])
+            _, self.propagation, self.cost, self.strategies = search(
+                self.graph, tried, self.parameters, device)
         else:
             from .program import _mesh_of, default_mesh
 
             chosen = mesh or _mesh_of(self.graph) or default_mesh(int(device_num or 1))
             self.propagation = propagate(self.graph, chosen)
             self.cost = cost(self.propagation, device, self.parameters)
+            self.strategies = {}
 
     @property
     def mesh(self) -> Mesh:
