@@ -63,6 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     net, types = stack(args.layers)
     params = len(types) - 1
+    last = None
     print(f"{args.layers} layers, batch {BATCH} x seq {SEQ}, d_model {D_MODEL}, {HEADS} heads, "
           f"hidden {HIDDEN}; a training step per device")
     print("| devices | plan | mesh dp x mp | predicted step | communication | parameters | "
@@ -81,8 +82,10 @@ def main() -> None:
                   f"{c.time_s * 1e3:.1f} ms | {c.comm_bytes / 1e9:.2f} GB | "
                   f"{c.param_bytes / 1e9:.2f} GB{'' if c.param_bytes <= 80e9 else ' (over)'} | "
                   f"{searched} |")
-        if devices == args.devices[0]:
-            print("\n".join(plan.describe().splitlines()[:20]))
+        last = plan
+    if last is not None:  # the first layer's ops and the summary of the largest plan
+        lines = last.describe().splitlines()
+        print("\n".join(lines[:14] + ["  ..."] + lines[-1:]))
 
 
 if __name__ == "__main__":

@@ -43,6 +43,26 @@ def test_sharded_training_matches_one_process(model, n, mesh, serial, tmp_path):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_zero1_shards_the_momentum_and_matches_one_process(tmp_path):
+    """Momentum SGD with the optimizer state split over dp (ZeRO-1) on 2x2 ranks equals
+    momentum SGD in one process, holding less state per rank."""
+    ok(alone("operator_parallel_train.py", "--out", str(tmp_path / "serial"), "--model", "block",
+             "--serial", "--momentum", "0.9"))
+    runs = {}
+    for zero in (False, True):
+        out = tmp_path / f"zero{zero}"
+        output = ok(launch(4, "operator_parallel_train.py", "--out", str(out), "--model", "block",
+                           "--mesh", "2x2", "--momentum", "0.9", *(["--zero"] if zero else [])))
+        runs[zero] = max(int(line.rsplit(" ", 1)[1]) for line in output.splitlines()
+                         if "optimizer bytes" in line)
+        got, want = dict(np.load(out / "result.npz")), dict(np.load(tmp_path / "serial" /
+                                                                    "result.npz"))
+        np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+    assert runs[True] < 0.7 * runs[False]
+
+
 def test_sharded_checkpoints_gather_and_reshard(serial, tmp_path):
     """4 ranks save both checkpoints; the whole one holds the serial parameters, and the
     per-rank files load into 2 ranks (another mesh) with the same values."""

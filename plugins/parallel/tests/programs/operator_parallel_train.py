@@ -76,6 +76,8 @@ def main() -> None:
     parser.add_argument("--model", choices=["mlp", "block"], default="mlp")
     parser.add_argument("--mesh", default="1x1", help="dp x mp")
     parser.add_argument("--serial", action="store_true")
+    parser.add_argument("--momentum", type=float, default=0.0)
+    parser.add_argument("--zero", action="store_true", help="shard the optimizer state (ZeRO-1)")
     parser.add_argument("--save", type=Path, help="write integrated and per-rank checkpoints")
     parser.add_argument("--resume", type=Path, help="load per-rank checkpoints, train no step")
     args = parser.parse_args()
@@ -97,15 +99,17 @@ def main() -> None:
     params = [p for _, p in net.parameters_and_names()]
     if args.serial:
         step = mskernel.value_and_grad(loss_fn, grad_position=None, weights=params)
-        losses = []
+        losses, velocity = [], [np.zeros(p.shape, np.float32) for p in params]
         for x, y in batches:
             loss, grads = step(x, y)
-            for p, g in zip(params, grads):
-                p.set_data(mskernel.Tensor(p.numpy() - LR * g.numpy()))
+            for k, (p, g) in enumerate(zip(params, grads)):
+                velocity[k] = args.momentum * velocity[k] + g.numpy()
+                p.set_data(mskernel.Tensor(p.numpy() - LR * velocity[k]))
             losses.append(float(loss.numpy()))
         whole = {n: p.numpy() for n, p in zip(names, params)}
     else:
-        trainer = ShardedSGD(loss_fn, *batches[0], learning_rate=LR, mesh=lay.mesh)
+        trainer = ShardedSGD(loss_fn, *batches[0], learning_rate=LR, mesh=lay.mesh,
+                             momentum=args.momentum, shard_optimizer=args.zero)
         if args.resume:
             load_distributed_checkpoint(sorted(args.resume.glob("net_rank*.ckpt")), trainer)
             batches = []
@@ -118,6 +122,7 @@ def main() -> None:
         collectives = sorted({n.op for n in trainer.program.graph.nodes
                               if n.op.startswith("parallel.")})
         print("collectives", collectives, flush=True)
+        print("optimizer bytes", trainer.optimizer_bytes(), flush=True)
     if communication.get_rank() == 0:
         args.out.mkdir(parents=True, exist_ok=True)
         np.savez(args.out / "result.npz", losses=np.array(losses),

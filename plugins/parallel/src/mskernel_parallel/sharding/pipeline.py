@@ -1,0 +1,153 @@
+"""Pipeline parallelism: consecutive stages of a network on consecutive ranks, a batch cut
+into micro-batches, Megatron-LM's one-forward-one-backward (1F1B) schedule.
+
+``PipelineSGD(stages, loss_fn, x, y, micro_batches=4, learning_rate=...)``: rank ``s`` runs
+``stages[s]`` (a cell or a function of the previous stage's output); the last rank also
+applies ``loss_fn(output, y)``.  Stage ``s`` first runs ``S - s - 1`` forwards (warm-up),
+then alternates one forward and one backward, then finishes the backwards, so it holds at
+most ``S - s`` micro-batches' activations (a GPipe schedule holds all ``M``).  Activations go
+forward and cotangents back by ``send``/``recv``; where a stage sends one way while
+receiving from the other, both happen at once (``sendrecv``), which cannot deadlock.  Each
+stage accumulates its parameters' gradients over the micro-batches (the loss is their mean)
+and takes one SGD step: the result equals one process training the whole network on the
+whole batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional, Sequence
+
+import numpy as np
+from mskernel_sdk import Parameter, Tensor
+
+import mskernel
+
+from .. import groups
+from ..errors import ShardingError
+from .layout import Mesh
+from .program import ShardedProgram
+
+_ALONE = Mesh((1,), ("stage",))
+_BACKWARD_TAG = 1 << 20
+
+
+class PipelineSGD:
+    """See the module doc.  ``step(x, y)`` returns the batch's loss on every rank;
+    :meth:`parameters` gives every stage's parameters by name on every rank."""
+
+    def __init__(self, stages: Sequence[Callable[..., Any]], loss_fn: Callable[..., Any],
+                 x: Any, y: Any, micro_batches: int, learning_rate: float) -> None:
+        self.world = groups.world()
+        self.stage, self.count = self.world.rank, len(stages)
+        if self.world.size != self.count:
+            raise ShardingError(f"{self.count} stages need {self.count} ranks "
+                                f"(mskernel run -n {self.count}); this run has {self.world.size}")
+        x, y = np.asarray(x), np.asarray(y)
+        if x.shape[0] % micro_batches:
+            raise ShardingError(f"a batch of {x.shape[0]} does not split into {micro_batches} "
+                                "micro-batches")
+        self.micro, self.learning_rate = micro_batches, learning_rate
+        size = x.shape[0] // micro_batches
+        h: np.ndarray = x[:size]
+        self.programs: list[ShardedProgram] = []
+        self.shapes: list[tuple[tuple[int, ...], np.dtype]] = []  # each stage's input
+        for s, stage in enumerate(stages):
+            self.shapes.append((h.shape, h.dtype))
+            last = s == self.count - 1
+            fn = (lambda a, b, stage=stage: loss_fn(stage(a), b)) if last else stage
+            program = ShardedProgram(fn, h, *([y[:size]] if last else []), mesh=_ALONE, rank=0)
+            self.programs.append(program)
+            out = program.whole.outputs[0].type
+            h = np.zeros(out.shape, out.dtype.storage)
+        self.program = self.programs[self.stage]
+        captured = self.program.parameters
+        self._values = [Tensor(t.numpy()) for t in captured]
+        self._trained = [i for i, t in enumerate(captured) if isinstance(t, Parameter)]
+
+    # -- communication with the neighbouring stages ---------------------------------------------
+
+    def _recv_forward(self, m: int) -> np.ndarray:
+        shape, dtype = self.shapes[self.stage]
+        return self.world.recv(shape, dtype, self.stage - 1, tag=m)
+
+    def _recv_backward(self, m: int) -> np.ndarray:
+        shape, dtype = self.shapes[self.stage + 1]
+        return self.world.recv(shape, dtype, self.stage + 1, tag=_BACKWARD_TAG + m)
+
+    # -- the schedule ---------------------------------------------------------------------------
+
+    def step(self, x: Any, y: Any) -> float:
+        x, y = np.asarray(x), np.asarray(y)
+        size = x.shape[0] // self.micro
+        first, last = self.stage == 0, self.stage == self.count - 1
+        pullbacks: dict[int, Any] = {}
+        losses: list[float] = []
+        grads: list[Optional[np.ndarray]] = [None] * len(self._trained)
+
+        def forward(m: int, h: np.ndarray) -> np.ndarray:
+            args = [Tensor(h)] + ([Tensor(y[m * size:(m + 1) * size])] if last else [])
+            out, pullbacks[m] = mskernel.vjp(self.program, *args, *self._values)
+            if last:
+                losses.append(float(out.numpy()))
+            return out.numpy()
+
+        def backward(m: int, cotangent: Optional[np.ndarray]) -> np.ndarray:
+            seed = np.asarray(1.0 / self.micro, np.float32) if last else cotangent
+            got = pullbacks.pop(m)(Tensor(seed))
+            inputs = 2 if last else 1
+            for k, i in enumerate(self._trained):
+                g = got[inputs + i].numpy()
+                grads[k] = g if grads[k] is None else grads[k] + g
+            return got[0].numpy()
+
+        def data(m: int) -> np.ndarray:
+            return x[m * size:(m + 1) * size]
+
+        warmup = min(self.count - self.stage - 1, self.micro)
+        for m in range(warmup):
+            out = forward(m, data(m) if first else self._recv_forward(m))
+            self.world.send(out, self.stage + 1, tag=m)
+        steady = self.micro - warmup
+        h = None
+        if steady:
+            h = data(warmup) if first else self._recv_forward(warmup)
+        for j in range(steady):
+            m = warmup + j
+            out = forward(m, h)
+            if last:
+                cotangent = None
+            else:
+                shape, dtype = self.shapes[self.stage + 1]
+                cotangent = self.world.sendrecv(out, self.stage + 1, shape, dtype,
+                                                self.stage + 1, send_tag=m,
+                                                recv_tag=_BACKWARD_TAG + j)
+            dx = backward(j, cotangent)
+            if j + 1 < steady:
+                if first:
+                    h = data(m + 1)
+                else:
+                    shape, dtype = self.shapes[self.stage]
+                    h = self.world.sendrecv(dx, self.stage - 1, shape, dtype, self.stage - 1,
+                                            send_tag=_BACKWARD_TAG + j, recv_tag=m + 1)
+            elif not first:
+                self.world.send(dx, self.stage - 1, tag=_BACKWARD_TAG + j)
+        for j in range(steady, self.micro):  # cool-down
+            dx = backward(j, self._recv_backward(j))
+            if not first:
+                self.world.send(dx, self.stage - 1, tag=_BACKWARD_TAG + j)
+        for k, i in enumerate(self._trained):
+            if grads[k] is not None:
+                self._values[i] = Tensor(self._values[i].numpy() - self.learning_rate * grads[k])
+        loss = np.asarray(np.mean(losses) if last else 0.0, np.float64)
+        return float(self.world.broadcast(loss, root=self.count - 1))
+
+    def parameters(self) -> dict[str, np.ndarray]:
+        """Every stage's trained parameters by name, on every rank."""
+        out = {}
+        for s, program in enumerate(self.programs):
+            for i, p in enumerate(program.parameters):
+                if isinstance(p, Parameter):
+                    mine = self._values[i].numpy() if s == self.stage else np.empty(
+                        p.shape, p.numpy().dtype)
+                    out[p.name] = self.world.broadcast(mine, root=s)
+        return out
