@@ -9,7 +9,7 @@ measured step time.
 The cost model is calibrated on this host first (one rank's matmul FLOP/s and bandwidth of an
 elementwise op on the cpu backend, the latency and bandwidth of an all-reduce between the
 ranks), so the predictions are in this machine's units.  Each plan: one untimed step, then
-``--steps`` steps between barriers, timed on rank 0; bytes are those every rank handed to
+``--steps`` steps between barriers, timed on rank 0; bytes are those rank 0 handed to
 collectives (its process groups' counts), per step.  Rank 0 prints a Markdown table.
 """
 
@@ -64,7 +64,8 @@ def _seconds(fn, repeat: int = 5) -> float:  # type: ignore[no-untyped-def]
 
 
 def calibrate() -> Device:
-    """This host's rates: matmul FLOP/s, elementwise bytes/s, all-reduce α and β."""
+    """This host's rates: matmul FLOP/s, elementwise bytes/s, all-reduce α and β — rank 0's,
+    so that every rank searches the same cost model (and finds the same plan)."""
     a = Tensor(np.ones((256, 256), np.float32))
     b = Tensor(np.ones((256, 1024), np.float32))
     flops = 2 * 256 * 256 * 1024 / _seconds(lambda: ops.matmul(a, b).numpy())
@@ -75,7 +76,8 @@ def calibrate() -> Device:
     n = communication.get_group_size()
     sent = 2 * (n - 1) / n * large.nbytes
     link = sent / max(_seconds(lambda: communication.all_reduce(large).numpy()) - alpha, 1e-9)
-    return Device(flops=flops, bandwidth=bandwidth, link=link, alpha=alpha)
+    rates = communication.broadcast(np.array([flops, bandwidth, link, alpha]), 0).numpy()
+    return Device(flops=rates[0], bandwidth=rates[1], link=rates[2], alpha=rates[3])
 
 
 def plans(loss, x, y, n: int, device: Device) -> dict[str, tuple[Mesh, dict]]:  # type: ignore[no-untyped-def]
@@ -117,8 +119,8 @@ def main() -> None:
         print(f"calibrated: matmul {device.flops / 1e9:.1f} GFLOP/s, elementwise "
               f"{device.bandwidth / 1e9:.1f} GB/s, all-reduce alpha {device.alpha * 1e6:.0f} us, "
               f"link {device.link / 1e9:.2f} GB/s")
-        print("| ranks | plan | mesh dp x mp | bytes sent per step (rank 0) | predicted step | "
-              "measured step |")
+        print("| ranks | plan | mesh dp x mp | bytes into collectives per step (rank 0) | "
+              "predicted step | measured step |")
         print("|---|---|---|---|---|---|")
         for name, mesh, sent, predicted, took in rows:
             print(f"| {n} | {name} | {mesh.shape[0]} x {mesh.shape[1]} | {sent / 1e6:.2f} MB | "

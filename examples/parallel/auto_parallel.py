@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
-import mskernel
 from mskernel import Parameter, Tensor, communication, ops
 from mskernel.parallel import AutoParallel, ShardedSGD
+from one_process import train_and_compare  # examples/parallel/one_process.py
 
 BATCH, FEATURES, HIDDEN, OUT, STEPS, LR = 64, 256, 1024, 32, 4, 0.02
 
@@ -38,27 +38,8 @@ def main() -> None:
                         device_num=communication.get_group_size())
     if communication.get_rank() == 0:
         print(plan.describe())
-    initial = [p.numpy().copy() for p in params]
     trainer = ShardedSGD(loss_fn, *batches[0], learning_rate=LR, plan=plan)
-    losses = [trainer.step(x, y) for x, y in batches]
-    sharded = dict(zip(map(id, trainer.trained), trainer.parameters()))
-
-    for p, value in zip(params, initial):  # the same training in this process alone
-        p.set_data(Tensor(value))
-    step = mskernel.value_and_grad(loss_fn, grad_position=None, weights=params)
-    alone = []
-    for x, y in batches:
-        loss, grads = step(x, y)
-        for p, g in zip(params, grads):
-            p.set_data(Tensor(p.numpy() - LR * g.numpy()))
-        alone.append(float(loss.numpy()))
-    np.testing.assert_allclose(losses, alone, rtol=1e-5)
-    worst = max(float(np.abs(sharded[id(p)] - p.numpy()).max()) for p in params)
-    assert worst < 1e-5, worst
-    if communication.get_rank() == 0:
-        print(f"losses {np.round(losses, 5).tolist()}")
-        print(f"matches one process: max parameter difference {worst:.2e}")
-
+    train_and_compare(trainer, loss_fn, params, batches, LR)
 
 if __name__ == "__main__":
     main()

@@ -20,6 +20,7 @@ import numpy as np
 import mskernel
 from mskernel import Parameter, Tensor, communication, ops
 from mskernel.parallel import Layout, ShardedSGD
+from one_process import train_and_compare  # examples/parallel/one_process.py
 
 FEATURES, HIDDEN, OUT, BATCH, STEPS, LR = 16, 64, 8, 32, 5, 0.05
 
@@ -49,29 +50,10 @@ def main() -> None:
         hidden = ops.relu(column(x, w1) + b1)
         return ops.mean(ops.square(row(hidden, w2) + b2 - y))
 
-    serial = [p.numpy().copy() for p in params]
     trainer = ShardedSGD(loss_fn, *batches[0], learning_rate=LR, mesh=layout.mesh)
     if communication.get_rank() == 0:
         print(trainer.describe())
-    losses = [trainer.step(x, y) for x, y in batches]
-    sharded = dict(zip(map(id, trainer.trained), trainer.parameters()))
-
-    for p, value in zip(params, serial):  # the same training in this process alone
-        p.set_data(Tensor(value))
-    step = mskernel.value_and_grad(loss_fn, grad_position=None, weights=params)
-    alone = []
-    for x, y in batches:
-        loss, grads = step(x, y)
-        for p, g in zip(params, grads):
-            p.set_data(Tensor(p.numpy() - LR * g.numpy()))
-        alone.append(float(loss.numpy()))
-    np.testing.assert_allclose(losses, alone, rtol=1e-5)
-    worst = max(float(np.abs(sharded[id(p)] - p.numpy()).max()) for p in params)
-    assert worst < 1e-5, worst
-    if communication.get_rank() == 0:
-        print(f"losses {np.round(losses, 5).tolist()}")
-        print(f"matches one process: max parameter difference {worst:.2e}")
-
+    train_and_compare(trainer, loss_fn, params, batches, LR)
 
 if __name__ == "__main__":
     main()

@@ -20,7 +20,8 @@ data parallelism and the parameter server.
   function), :func:`simulate` (every rank's graph in one process), :class:`ShardedSGD`
   (training a sharded loss), :class:`AutoParallel` (the cost model's strategy search),
   :func:`save_checkpoint` (``integrated_save``) and :func:`load_distributed_checkpoint`;
-- pipeline parallelism: :class:`PipelineSGD` (stages on ranks, micro-batches, 1F1B).
+- pipeline parallelism: :class:`PipelineSGD` (stages on ranks, micro-batches, 1F1B);
+- expert parallelism: :func:`moe` (a mixture-of-experts layer, experts over the ranks).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from .data_parallel import DEFAULT_BUCKET_MB, GradientBuckets
 from .sharding.checkpoint import load_distributed_checkpoint, save_checkpoint
 from .sharding.constraint import shard, with_sharding_constraint
 from .sharding.layout import Layout, Mesh, TensorLayout
+from .sharding.moe import moe
 from .sharding.pipeline import PipelineSGD
 from .sharding.program import ShardedProgram, parallelize
 from .sharding.search import AutoParallel
@@ -46,7 +48,7 @@ from .sharding.train import ShardedSGD
 
 __all__ = ["AutoParallel", "AutoParallelContext", "DistributedGradReducer", "Layout", "Mesh",
            "ParallelMode", "PipelineSGD", "ShardedProgram", "ShardedSGD", "TensorLayout",
-           "get_auto_parallel_context", "load_distributed_checkpoint", "parallelize", "ps",
+           "get_auto_parallel_context", "load_distributed_checkpoint", "moe", "parallelize", "ps",
            "reset_auto_parallel_context", "save_checkpoint", "set_auto_parallel_context",
            "shard", "simulate", "with_sharding_constraint"]
 
