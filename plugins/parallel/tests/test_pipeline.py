@@ -9,11 +9,15 @@ import pytest
 from conftest import alone, launch, ok
 
 
-@pytest.mark.parametrize("n", [2, 4])
-def test_1f1b_pipeline_matches_one_process(n, tmp_path):
+@pytest.mark.parametrize("n, recompute", [(2, False), (4, False), (2, True)])
+def test_1f1b_pipeline_matches_one_process(n, recompute, tmp_path):
     ok(alone("pipeline_train.py", "--out", str(tmp_path / "serial"), "--serial", "--stages",
              str(n)))
-    ok(launch(n, "pipeline_train.py", "--out", str(tmp_path / "pipe"), "--micro", "4"))
+    output = ok(launch(n, "pipeline_train.py", "--out", str(tmp_path / "pipe"), "--micro", "4",
+                       *(["--recompute"] if recompute else [])))
+    for stage in range(n):  # 1F1B: stage s holds at most n - s micro-batches (recompute: none)
+        held = 0 if recompute else min(n - stage, 4)
+        assert f"stage {stage} held {held} micro-batches" in output
     want = dict(np.load(tmp_path / "serial" / "result.npz"))
     got = dict(np.load(tmp_path / "pipe" / "result.npz"))
     assert sorted(got) == sorted(want) and len(want) == 1 + 2 * n

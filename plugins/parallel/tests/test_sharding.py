@@ -239,3 +239,29 @@ def test_propagation_reaches_ops_without_strategies():
               if program.whole.nodes[i].op in ("mul", "add", "tanh")]
     assert placed and all(a == {"d0": ("dp",), "d1": ("mp",)} for a in placed)
     check(fn, arr(4, 6), arr(6, 8))
+
+
+def test_a_plugin_op_gets_split_by_the_rule_it_registers():
+    """An op of another plugin with a ``"sharding"`` rule is split like a core op; the same op
+    without a rule would run replicated (its operands gathered first)."""
+    from types import SimpleNamespace
+
+    from mskernel_sdk import Attr, OpDef, apply, hookimpl, register_plugin
+
+    from mskernel.parallel import OpSharding
+
+    def rule(types, attrs):
+        letters = tuple(f"d{i}" for i in range(types[0].rank))
+        return OpSharding((letters,), (letters,))
+
+    plugin = SimpleNamespace(
+        mskernel_register_ops=hookimpl(lambda registry: registry.define(OpDef(
+            "acme.triple", ("x",), lambda x, **_: x, lambda x, **_: x * 3,
+            attrs=(Attr("unused", "int", 0),)))),
+        mskernel_register_rules=hookimpl(lambda rules: rules.register("sharding", "acme.triple",
+                                                                       rule)))
+    register_plugin(plugin, "acme-triple")
+    program = check(lambda x: apply("acme.triple", sh(lambda a: a, L("dp", "mp"))(x)) + 1,
+                    arr(4, 6), collectives=["all_gather", "all_gather"])
+    triple = next(i for i, n in enumerate(program.whole.nodes) if n.op == "acme.triple")
+    assert program.propagation.strategies[triple].assignment == {"d0": ("dp",), "d1": ("mp",)}

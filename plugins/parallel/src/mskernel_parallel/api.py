@@ -14,7 +14,8 @@ data parallelism and the parameter server.
   (MindSpore's ``nn.DistributedGradReducer``); ``TrainOneStepCell`` uses one in data-parallel
   mode;
 - :mod:`~mskernel_parallel.ps`: the parameter server (``mskernel.parallel.ps``);
-- operator parallelism: :class:`Layout` (a device mesh, MindSpore's), :class:`Mesh`,
+- operator parallelism: :class:`OpSharding` (what a ``"sharding"`` rule returns, for plugins
+  adding ops), :class:`Layout` (a device mesh, MindSpore's), :class:`Mesh`,
   :class:`TensorLayout`, :func:`shard` (also ``mskernel.shard`` and ``Cell.shard``),
   :func:`parallelize` giving a :class:`ShardedProgram` (one rank's graph of a sharded
   function), :func:`simulate` (every rank's graph in one process), :class:`ShardedSGD`
@@ -42,15 +43,16 @@ from .sharding.layout import Layout, Mesh, TensorLayout
 from .sharding.moe import moe
 from .sharding.pipeline import PipelineSGD
 from .sharding.program import ShardedProgram, parallelize
+from .sharding.rules import OpSharding
 from .sharding.search import AutoParallel
 from .sharding.simulate import simulate
 from .sharding.train import ShardedSGD
 
 __all__ = ["AutoParallel", "AutoParallelContext", "DistributedGradReducer", "Layout", "Mesh",
-           "ParallelMode", "PipelineSGD", "ShardedProgram", "ShardedSGD", "TensorLayout",
-           "get_auto_parallel_context", "load_distributed_checkpoint", "moe", "parallelize", "ps",
-           "reset_auto_parallel_context", "save_checkpoint", "set_auto_parallel_context",
-           "shard", "simulate", "with_sharding_constraint"]
+           "OpSharding", "ParallelMode", "PipelineSGD", "ShardedProgram", "ShardedSGD",
+           "TensorLayout", "get_auto_parallel_context", "load_distributed_checkpoint", "moe",
+           "parallelize", "ps", "reset_auto_parallel_context", "save_checkpoint",
+           "set_auto_parallel_context", "shard", "simulate", "with_sharding_constraint"]
 
 
 class DistributedGradReducer:

@@ -25,6 +25,7 @@ def main() -> None:
     parser.add_argument("--stages", type=int, default=0, help="default: the ranks")
     parser.add_argument("--micro", type=int, default=4)
     parser.add_argument("--serial", action="store_true")
+    parser.add_argument("--recompute", action="store_true", help="every stage recomputes")
     args = parser.parse_args()
     communication.init()
     count = args.stages or communication.get_group_size()
@@ -58,8 +59,10 @@ def main() -> None:
         result = {p.name: p.numpy() for p in params}
     else:
         trainer = PipelineSGD(stages, loss_fn, *batches[0], micro_batches=args.micro,
-                              learning_rate=LR)
+                              learning_rate=LR, recompute=args.recompute)
         losses = [trainer.step(x, y) for x, y in batches]
+        print(f"stage {communication.get_rank()} held {trainer.peak_held} micro-batches",
+              flush=True)
         result = trainer.parameters()
     if communication.get_rank() == 0:
         args.out.mkdir(parents=True, exist_ok=True)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 from mskernel_sdk import TensorType
 
@@ -46,7 +47,7 @@ class Cost:
         return self.param_bytes <= device.memory
 
 
-def _bytes(t: TensorType, splits: tuple[int, ...]) -> float:
+def _bytes(t: Any, splits: tuple[int, ...]) -> float:
     return t.nbytes / math.prod(splits) if splits else float(t.nbytes)
 
 
@@ -61,9 +62,9 @@ def cost(prop: Propagation, device: Device = Device(), parameters: int = 0,
     for v, layout in list(zip(prop.graph.inputs, prop.input_layouts))[first_param:]:
         local = _bytes(v.type, layout.splits())
         out.param_bytes += local
-        split = {a for d in layout.dims for a in d}
+        splitting = {a for d in layout.dims for a in d}
         for axis in mesh.names:
-            if training and axis not in split and mesh.axis_size(axis) > 1:
+            if training and axis not in splitting and mesh.axis_size(axis) > 1:
                 step = Step("all_reduce", axis)
                 sent = step_bytes(step, local, mesh)
                 out.comm_bytes += sent

@@ -48,11 +48,6 @@ class Mesh:
             raise ShardingError(f"mesh axis names must be distinct, non-empty, not {NONE!r} "
                                 f"and without ',' or '+': {list(self.names)}")
 
-    @classmethod
-    def line(cls, size: int, name: str = "x") -> "Mesh":
-        """One axis of ``size`` ranks."""
-        return cls((size,), (name,))
-
     @property
     def size(self) -> int:
         return math.prod(self.shape)
@@ -82,13 +77,6 @@ class Mesh:
             members.append(int(np.ravel_multi_index([coords[n] for n in self.names],
                                                     self.shape)))
         return members
-
-    def groups(self, axis: str) -> list[list[int]]:
-        """Every group along ``axis`` (each rank in exactly one)."""
-        seen: dict[tuple[int, ...], list[int]] = {}
-        for r in range(self.size):
-            seen.setdefault(tuple(self.group(r, axis)), self.group(r, axis))
-        return list(seen.values())
 
 
 @dataclass(frozen=True)
@@ -123,10 +111,6 @@ class TensorLayout:
     @property
     def rank(self) -> int:
         return len(self.dims)
-
-    @property
-    def is_replicated(self) -> bool:
-        return not self.partial and not any(self.dims)
 
     def splits(self) -> tuple[int, ...]:
         """Into how many blocks each dimension is cut."""
@@ -235,7 +219,7 @@ class Layout:
         self.mesh = Mesh(tuple(device_matrix), tuple(alias_name))
 
     def __call__(self, *tensor_map: Union[str, Sequence[str], None]) -> TensorLayout:
-        dims = []
+        dims: list[Axes] = []
         for entry in tensor_map:
             if entry is None or entry == NONE:
                 dims.append(())

@@ -11,11 +11,15 @@ receiving from the other, both happen at once (``sendrecv``), which cannot deadl
 stage accumulates its parameters' gradients over the micro-batches (the loss is their mean)
 and takes one SGD step: the result equals one process training the whole network on the
 whole batch.
+
+``recompute`` (stage indices, or ``True`` for all): those stages keep only each micro-batch's
+input between its forward and backward and run the forward again in the backward
+(MindSpore's ``recompute``), trading compute for the memory of their activations.
 """
 
 from __future__ import annotations
 
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 from mskernel_sdk import Parameter, Tensor
@@ -36,7 +40,8 @@ class PipelineSGD:
     :meth:`parameters` gives every stage's parameters by name on every rank."""
 
     def __init__(self, stages: Sequence[Callable[..., Any]], loss_fn: Callable[..., Any],
-                 x: Any, y: Any, micro_batches: int, learning_rate: float) -> None:
+                 x: Any, y: Any, micro_batches: int, learning_rate: float,
+                 recompute: Union[bool, Sequence[int]] = ()) -> None:
         self.world = groups.world()
         self.stage, self.count = self.world.rank, len(stages)
         if self.world.size != self.count:
@@ -47,6 +52,10 @@ class PipelineSGD:
             raise ShardingError(f"a batch of {x.shape[0]} does not split into {micro_batches} "
                                 "micro-batches")
         self.micro, self.learning_rate = micro_batches, learning_rate
+        chosen = range(len(stages)) if recompute is True else recompute or ()
+        self.recompute = self.world.rank in chosen
+        #: the most micro-batches whose activations this stage held at once (last step)
+        self.peak_held = 0
         size = x.shape[0] // micro_batches
         h: np.ndarray = x[:size]
         self.programs: list[ShardedProgram] = []
@@ -81,19 +90,28 @@ class PipelineSGD:
         size = x.shape[0] // self.micro
         first, last = self.stage == 0, self.stage == self.count - 1
         pullbacks: dict[int, Any] = {}
+        self.peak_held = 0
         losses: list[float] = []
         grads: list[Optional[np.ndarray]] = [None] * len(self._trained)
 
         def forward(m: int, h: np.ndarray) -> np.ndarray:
             args = [Tensor(h)] + ([Tensor(y[m * size:(m + 1) * size])] if last else [])
-            out, pullbacks[m] = mskernel.vjp(self.program, *args, *self._values)
+            if self.recompute:  # keep the inputs only
+                out = self.program(*args, *self._values)
+                pullbacks[m] = args
+            else:
+                out, pullbacks[m] = mskernel.vjp(self.program, *args, *self._values)
+                self.peak_held = max(self.peak_held, len(pullbacks))
             if last:
                 losses.append(float(out.numpy()))
             return out.numpy()
 
         def backward(m: int, cotangent: Optional[np.ndarray]) -> np.ndarray:
             seed = np.asarray(1.0 / self.micro, np.float32) if last else cotangent
-            got = pullbacks.pop(m)(Tensor(seed))
+            pullback = pullbacks.pop(m)
+            if self.recompute:
+                _, pullback = mskernel.vjp(self.program, *pullback, *self._values)
+            got = pullback(Tensor(seed))
             inputs = 2 if last else 1
             for k, i in enumerate(self._trained):
                 g = got[inputs + i].numpy()
@@ -108,7 +126,7 @@ class PipelineSGD:
             out = forward(m, data(m) if first else self._recv_forward(m))
             self.world.send(out, self.stage + 1, tag=m)
         steady = self.micro - warmup
-        h = None
+        h = np.empty(0)
         if steady:
             h = data(warmup) if first else self._recv_forward(warmup)
         for j in range(steady):
@@ -136,8 +154,9 @@ class PipelineSGD:
             if not first:
                 self.world.send(dx, self.stage - 1, tag=_BACKWARD_TAG + j)
         for k, i in enumerate(self._trained):
-            if grads[k] is not None:
-                self._values[i] = Tensor(self._values[i].numpy() - self.learning_rate * grads[k])
+            grad = grads[k]
+            if grad is not None:
+                self._values[i] = Tensor(self._values[i].numpy() - self.learning_rate * grad)
         loss = np.asarray(np.mean(losses) if last else 0.0, np.float64)
         return float(self.world.broadcast(loss, root=self.count - 1))
 
@@ -149,5 +168,5 @@ class PipelineSGD:
                 if isinstance(p, Parameter):
                     mine = self._values[i].numpy() if s == self.stage else np.empty(
                         p.shape, p.numpy().dtype)
-                    out[p.name] = self.world.broadcast(mine, root=s)
+                    out[str(p.name)] = self.world.broadcast(mine, root=s)
         return out

@@ -125,10 +125,11 @@ def letter_shapes(sharding: OpSharding, node: Node) -> dict[str, list[int]]:
     return sizes
 
 
-def allocate(counts: Mapping[str, int], mesh: Mesh, used: set[str] = frozenset()) -> Assignment:
+def allocate(counts: Mapping[str, int], mesh: Mesh) -> Assignment:
     """Mesh axes for block counts per letter: each takes the first run of consecutive unused
     axes (of size > 1) whose sizes multiply to its count."""
-    taken, out = set(used), {}
+    taken: set[str] = set()
+    out: Assignment = {}
     names = [n for n, s in zip(mesh.names, mesh.shape) if s > 1]
     for letter, count in counts.items():
         if count == 1:

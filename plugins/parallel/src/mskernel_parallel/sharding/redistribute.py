@@ -77,7 +77,7 @@ def group_name(mesh: Mesh, axis: str) -> str:
     return f"mesh{'x'.join(map(str, mesh.shape))}.{axis}"
 
 
-def step_bytes(step: Step, local_bytes: int, mesh: Mesh) -> float:
+def step_bytes(step: Step, local_bytes: float, mesh: Mesh) -> float:
     """Bytes one rank sends in ``step``, for an operand of ``local_bytes`` (ring
     algorithms: an all-reduce sends ``2 (n-1)/n`` of it, an all-gather ``n-1`` blocks, a
     reduce-scatter and an all-to-all ``(n-1)/n``)."""

@@ -4,7 +4,7 @@ A rule is registered per op under the rule kind ``"sharding"``::
 
     @hookimpl
     def mskernel_register_rules(rules):
-        rules.register("sharding", "my.op", my_rule)
+        rules.register("sharding", "my.op", my_rule)   # returns mskernel.parallel.OpSharding
 
 ``rule(input_types, attrs) -> OpSharding | None`` names every dimension of every tensor
 operand and result with a *letter*.  Dimensions with the same letter are split the same way;
