@@ -88,6 +88,11 @@ def load_distributed_checkpoint(checkpoint_filenames: Sequence[PathLike],
                             f"ranks {sorted(by_rank)}")
     whole: dict[str, np.ndarray] = {}
     for name, entry in first["layouts"].items():
+        if not (isinstance(entry, dict) and isinstance(entry.get("spec"), str)
+                and isinstance(entry.get("shape"), list)
+                and all(isinstance(n, int) and n >= 0 for n in entry["shape"])):
+            raise ShardingError(f"{checkpoint_filenames[0]}: the layout of {name!r} is not a "
+                                f"spec and a shape: {entry!r}")
         layout = parse_spec(mesh, entry["spec"])
         shape = tuple(entry["shape"])
         parts = []

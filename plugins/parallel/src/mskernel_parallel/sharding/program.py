@@ -22,7 +22,7 @@ from mskernel_sdk import (
 )
 
 from .. import groups
-from ..errors import ShardingError
+from ..errors import CommunicationError, ShardingError
 from .constraint import CONSTRAINT, PARAMETER_PLAN, constraint_layout
 from .layout import Mesh, TensorLayout
 from .partition import Partition, partition, shard_inputs
@@ -43,7 +43,8 @@ def default_mesh(size: int) -> Mesh:
     return Mesh(tuple(factors), tuple(f"d{i}" for i in range(len(factors))))
 
 
-def _mesh_of(graph: Graph) -> Optional[Mesh]:
+def mesh_of(graph: Graph) -> Optional[Mesh]:
+    """The mesh of the first layout strategy recorded on ``graph``, if any."""
     for node in graph.nodes:
         if node.op == CONSTRAINT:
             layout = constraint_layout(node.attrs["mesh_shape"], node.attrs["mesh_names"],
@@ -70,7 +71,7 @@ def ensure_groups(mesh: Mesh) -> None:
         if mesh.axis_size(axis) > 1 and name != "world":
             try:
                 groups.get_group(name)
-            except Exception:
+            except CommunicationError:
                 groups.create_group(name, mesh.group(world.rank, axis))
 
 
@@ -89,7 +90,7 @@ class ShardedProgram:
                                                              capture_concrete=True)
         self.parameters = list(captured)
         self.num_args = len(args)
-        self.mesh = mesh or _mesh_of(self.whole) or default_mesh(groups.world().size)
+        self.mesh = mesh or mesh_of(self.whole) or default_mesh(groups.world().size)
         given: dict[int, TensorLayout] = {}
         for k, p in enumerate(self.parameters):
             strategy = PARAMETER_PLAN.get(p)

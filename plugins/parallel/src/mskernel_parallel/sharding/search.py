@@ -27,6 +27,7 @@ from mskernel_sdk import Graph, Tensor, TensorType, tensor_type, trace_function
 from ..errors import ShardingError
 from .cost import Cost, Device, cost
 from .layout import Mesh
+from .program import default_mesh, mesh_of
 from .propagate import Assignment, Propagation, op_sharding, propagate
 
 MODES = ("semi_auto", "sharding_propagation", "recursive_programming")
@@ -200,9 +201,7 @@ class AutoParallel:
             _, self.propagation, self.cost, self.strategies = search(
                 self.graph, tried, self.parameters, device)
         else:
-            from .program import _mesh_of, default_mesh
-
-            chosen = mesh or _mesh_of(self.graph) or default_mesh(int(device_num or 1))
+            chosen = mesh or mesh_of(self.graph) or default_mesh(int(device_num or 1))
             self.propagation = propagate(self.graph, chosen)
             self.cost = cost(self.propagation, device, self.parameters)
             self.strategies = {}
