@@ -1,4 +1,5 @@
-"""Operator parallelism on real ranks: redistribution between layouts over MPI, and a
+"""Operator parallelism on real ranks: redistribution between layouts over MPI (graphs run by
+the reference semantics and compiled by the cpu backend), and a
 Megatron-style MLP and transformer block trained on 2 (``mp``) and 4 (``dp`` × ``mp``) ranks
 ending with the losses and parameters of one process (float32 tolerance)."""
 
