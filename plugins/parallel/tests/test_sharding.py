@@ -265,3 +265,24 @@ def test_a_plugin_op_gets_split_by_the_rule_it_registers():
                     arr(4, 6), collectives=["all_gather", "all_gather"])
     triple = next(i for i, n in enumerate(program.whole.nodes) if n.op == "acme.triple")
     assert program.propagation.strategies[triple].assignment == {"d0": ("dp",), "d1": ("mp",)}
+
+
+def test_a_ranks_program_runs_eagerly_under_jit_and_grad():
+    one = Layout((1,), ("x",))
+    w = mskernel.Parameter(mskernel.Tensor(arr(3, 2)), "w")
+
+    def fn(a):
+        matmul = mskernel.shard(mskernel.ops.matmul, (one("x", "None"), one("None", "None")))
+        return mskernel.ops.tanh(matmul(a, w)).sum()
+
+    x = arr(4, 3)
+    program = ShardedProgram(fn, x, mesh=one.mesh, rank=0)
+    local = [mskernel.Tensor(a) for a in program.local_arguments(x)]
+    eager = program(*local).numpy()
+    np.testing.assert_allclose(mskernel.jit(lambda *a: program(*a))(*local).numpy(), eager,
+                               rtol=1e-6)
+    np.testing.assert_allclose(eager, fn(mskernel.Tensor(x)).numpy(), rtol=1e-6)
+    grad = mskernel.grad(lambda *a: program(*a), grad_position=1)(*local)
+    want = mskernel.grad(lambda v: mskernel.ops.tanh(mskernel.ops.matmul(mskernel.Tensor(x), v))
+                         .sum())(mskernel.Tensor(w.numpy()))
+    np.testing.assert_allclose(grad.numpy(), want.numpy(), rtol=1e-5)
