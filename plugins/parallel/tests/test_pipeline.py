@@ -26,6 +26,35 @@ def test_1f1b_pipeline_matches_one_process(n, recompute, tmp_path):
         np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
 
 
+def test_cells_grouped_into_stages_by_cost_match_one_process(tmp_path):
+    ok(alone("pipeline_train.py", "--out", str(tmp_path / "serial"), "--serial", "--stages", "2",
+             "--cells", "5"))
+    output = ok(launch(2, "pipeline_train.py", "--out", str(tmp_path / "pipe"), "--cells", "5"))
+    assert "stages [[0, 1], [2, 3, 4]]" in output or "stages [[0, 1, 2], [3, 4]]" in output
+    want = dict(np.load(tmp_path / "serial" / "result.npz"))
+    got = dict(np.load(tmp_path / "pipe" / "result.npz"))
+    for name in want:
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-6, err_msg=name)
+
+
+def test_assign_stages_balances_predicted_compute_or_follows_pipeline_stage():
+    from mskernel import nn
+    from mskernel_parallel.errors import ShardingError
+    from mskernel_parallel.sharding.pipeline import assign_stages
+
+    cells = [nn.Dense(8, 8), nn.Dense(8, 64), nn.Dense(64, 8), nn.Dense(8, 8), nn.Dense(8, 8),
+             nn.Dense(8, 8)]
+    x = np.ones((4, 8), np.float32)
+    assert assign_stages(cells, x, 2) == [[0, 1], [2, 3, 4, 5]]   # the wide pair split apart
+    assert assign_stages(cells, x, 3) == [[0], [1], [2, 3, 4, 5]]
+    for cell, stage in zip(cells, [0, 0, 0, 1, 1, 1]):
+        cell.pipeline_stage = stage
+    assert assign_stages(cells, x, 2) == [[0, 1, 2], [3, 4, 5]]
+    cells[0].pipeline_stage = 1
+    with pytest.raises(ShardingError, match="pipeline_stage"):
+        assign_stages(cells, x, 2)
+
+
 def test_sendrecv_in_a_group_of_one_receives_what_it_sent():
     from mskernel_parallel.group import ProcessGroup
 

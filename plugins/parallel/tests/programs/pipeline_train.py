@@ -26,11 +26,14 @@ def main() -> None:
     parser.add_argument("--micro", type=int, default=4)
     parser.add_argument("--serial", action="store_true")
     parser.add_argument("--recompute", action="store_true", help="every stage recomputes")
+    parser.add_argument("--cells", type=int, default=0,
+                        help="this many cells, grouped into the stages by their predicted cost")
     args = parser.parse_args()
     communication.init()
     count = args.stages or communication.get_group_size()
     rng = np.random.default_rng(0)
-    stages = [nn.SequentialCell([nn.Dense(WIDTH, WIDTH), nn.Tanh()]) for _ in range(count)]
+    stages = [nn.SequentialCell([nn.Dense(WIDTH, WIDTH), nn.Tanh()])
+              for _ in range(args.cells or count)]
     for s, stage in enumerate(stages):
         for name, p in stage.parameters_and_names():
             p.name = f"stage{s}.{name}"
@@ -58,8 +61,11 @@ def main() -> None:
             losses.append(float(loss.numpy()))
         result = {p.name: p.numpy() for p in params}
     else:
-        trainer = PipelineSGD(stages, loss_fn, *batches[0], micro_batches=args.micro,
-                              learning_rate=LR, recompute=args.recompute)
+        build = PipelineSGD.from_cells if args.cells else PipelineSGD
+        trainer = build(stages, loss_fn, *batches[0], micro_batches=args.micro,
+                        learning_rate=LR, recompute=args.recompute)
+        if communication.get_rank() == 0:
+            print(f"stages {trainer.assignment}", flush=True)
         losses = [trainer.step(x, y) for x, y in batches]
         print(f"stage {communication.get_rank()} held {trainer.peak_held} micro-batches",
               flush=True)

@@ -12,6 +12,10 @@ stage accumulates its parameters' gradients over the micro-batches (the loss is 
 and takes one SGD step: the result equals one process training the whole network on the
 whole batch.
 
+:func:`assign_stages` (``PipelineSGD.from_cells``) groups a sequence of cells into stages:
+by their ``pipeline_stage`` attributes (MindSpore's), or else into contiguous groups that
+minimise the slowest stage's predicted compute (the cost model's, :mod:`.cost`).
+
 ``recompute`` (stage indices, or ``True`` for all): those stages keep only each micro-batch's
 input between its forward and backward and run the forward again in the backward
 (MindSpore's ``recompute``), trading compute for the memory of their activations.
@@ -29,10 +33,63 @@ import mskernel
 from .. import groups
 from ..errors import ShardingError
 from .layout import Mesh
+from .cost import cost
 from .program import ShardedProgram
 
 _ALONE = Mesh((1,), ("stage",))
 _BACKWARD_TAG = 1 << 20
+
+
+def _stage_costs(cells: Sequence[Callable[..., Any]], x: np.ndarray) -> list[float]:
+    """Each cell's predicted compute time for a training step on ``x`` (the cells applied in
+    turn)."""
+    costs, h = [], x
+    for cell in cells:
+        program = ShardedProgram(cell, h, mesh=_ALONE, rank=0)
+        costs.append(cost(program.propagation, parameters=len(program.parameters)).compute_s)
+        out = program.whole.outputs[0].type
+        h = np.zeros(out.shape, out.dtype.storage)
+    return costs
+
+
+def assign_stages(cells: Sequence[Callable[..., Any]], x: Any, stages: int) -> list[list[int]]:
+    """The cells of each stage (indices, contiguous): from every cell's ``pipeline_stage``
+    when all have one, else the split of the cells' predicted compute on ``x`` whose slowest
+    stage is fastest."""
+    marks = [getattr(c, "pipeline_stage", None) for c in cells]
+    if all(m is not None for m in marks):
+        if sorted(set(marks)) != list(range(stages)) or marks != sorted(marks):
+            raise ShardingError(f"pipeline_stage of the cells must run 0 to {stages - 1} in "
+                                f"order; got {marks}")
+        return [[i for i, m in enumerate(marks) if m == s] for s in range(stages)]
+    if len(cells) < stages:
+        raise ShardingError(f"{len(cells)} cells cannot fill {stages} stages")
+    costs = _stage_costs(cells, np.asarray(x))
+    n = len(cells)
+    prefix = np.concatenate([[0.0], np.cumsum(costs)])
+    # best[k][i]: the slowest stage of the best split of cells[:i] into k stages
+    best = np.full((stages + 1, n + 1), np.inf)
+    cut = np.zeros((stages + 1, n + 1), np.int64)
+    best[0][0] = 0.0
+    for k in range(1, stages + 1):
+        for i in range(k, n + 1):
+            for j in range(k - 1, i):
+                slowest = max(best[k - 1][j], prefix[i] - prefix[j])
+                if slowest < best[k][i]:
+                    best[k][i], cut[k][i] = slowest, j
+    bounds, i = [], n
+    for k in range(stages, 0, -1):
+        bounds.append((int(cut[k][i]), i))
+        i = int(cut[k][i])
+    return [list(range(a, b)) for a, b in reversed(bounds)]
+
+
+def _chain(cells: Sequence[Callable[..., Any]]) -> Callable[..., Any]:
+    def stage(h: Any) -> Any:
+        for cell in cells:
+            h = cell(h)
+        return h
+    return stage
 
 
 class PipelineSGD:
@@ -52,6 +109,8 @@ class PipelineSGD:
             raise ShardingError(f"a batch of {x.shape[0]} does not split into {micro_batches} "
                                 "micro-batches")
         self.micro, self.learning_rate = micro_batches, learning_rate
+        #: the cells of each stage, when made by :meth:`from_cells`
+        self.assignment: list[list[int]] = [[s] for s in range(len(stages))]
         chosen = range(len(stages)) if recompute is True else recompute or ()
         self.recompute = self.world.rank in chosen
         #: the most micro-batches whose activations this stage held at once (last step)
@@ -72,6 +131,20 @@ class PipelineSGD:
         captured = self.program.parameters
         self._values = [Tensor(t.numpy()) for t in captured]
         self._trained = [i for i, t in enumerate(captured) if isinstance(t, Parameter)]
+
+    @classmethod
+    def from_cells(cls, cells: Sequence[Callable[..., Any]], loss_fn: Callable[..., Any], x: Any,
+                   y: Any, micro_batches: int, learning_rate: float,
+                   recompute: Union[bool, Sequence[int]] = ()) -> "PipelineSGD":
+        """A pipeline of one stage per rank over ``cells`` applied in turn, grouped by
+        :func:`assign_stages` on a micro-batch of ``x``."""
+        count = groups.world().size
+        size = np.asarray(x).shape[0] // micro_batches
+        groups_of_cells = assign_stages(cells, np.asarray(x)[:size], count)
+        stages = [_chain([cells[i] for i in group]) for group in groups_of_cells]
+        pipeline = cls(stages, loss_fn, x, y, micro_batches, learning_rate, recompute)
+        pipeline.assignment = groups_of_cells
+        return pipeline
 
     # -- communication with the neighbouring stages ---------------------------------------------
 
