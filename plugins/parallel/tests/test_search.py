@@ -48,14 +48,29 @@ def test_block_of_d_model_4096_on_8_devices_is_megatron_or_cheaper():
     assert "predicted per device" in text and "matmul" in text
 
 
-@pytest.mark.parametrize("mesh", [Mesh((2, 2), ("dp", "mp")), Mesh((1, 4), ("dp", "mp"))])
-def test_search_is_within_5_percent_of_exhaustive(mesh):
-    def mlp(x, w1, w2):
-        return ops.matmul(ops.relu(ops.matmul(x, w1)), w2)
-    types = [f32(64, 256), f32(256, 1024), f32(1024, 256)]
-    plan = AutoParallel(mlp, *types, parallel_mode="recursive_programming", mesh=mesh,
-                        parameters=2)
-    best, _, _ = exhaustive(plan.graph, mesh, parameters=2)
+def chain(widths):
+    def net(x, *weights):
+        for w in weights:
+            x = ops.relu(ops.matmul(x, w))
+        return x
+    return net, [f32(*widths[:2])] + [f32(a, b) for a, b in zip(widths[1:], widths[2:])]
+
+
+CHAINS = [((64, 128, 16, 512), (1, 4)), ((32, 64, 256, 1024, 8), (1, 4)),
+          ((32, 1024, 8, 64), (1, 4)), ((1024, 16, 32, 512), (2, 2)),
+          ((512, 512, 64, 512), (2, 2)), ((256, 32, 256, 16), (2, 2))]
+
+
+@pytest.mark.parametrize("widths, shape", CHAINS)
+def test_search_is_within_5_percent_of_exhaustive(widths, shape):
+    """Chains of matmuls of mixed widths (drawn at random once): plans where only a joint
+    change of neighbouring strategies helps (a column/row pattern shifted by one matmul)."""
+    mesh = Mesh(shape, ("dp", "mp"))
+    net, types = chain(widths)
+    params = len(types) - 1
+    plan = AutoParallel(net, *types, parallel_mode="recursive_programming", mesh=mesh,
+                        parameters=params)
+    best, _, _ = exhaustive(plan.graph, mesh, parameters=params)
     assert plan.cost.time_s <= best * 1.05
 
 

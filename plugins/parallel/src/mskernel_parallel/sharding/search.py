@@ -109,24 +109,61 @@ def prefix(graph: Graph, cut: int, parameters: int) -> tuple[Graph, int]:
 Found = tuple[float, Propagation, Cost, dict[int, Assignment]]
 
 
+#: pair moves are tried when adjacent groups have at most this many joint strategies in all
+PAIR_BUDGET = 2000
+
+
 def _descend(graph: Graph, mesh: Mesh, groups: list[list[int]], parameters: int,
              device: Device, sweeps: int, start: Optional[dict[int, Assignment]] = None) -> Found:
+    """Coordinate descent over the groups' strategies.  A move sets one group's strategy (or,
+    when few enough, two adjacent groups' at once) and is tried three ways: with the other
+    groups held, with its neighbouring groups released to follow it by propagation, and with
+    every other group released — so a move can carry its neighbours out of a plan that only a
+    joint change improves."""
     options = [candidates(graph, g[0], mesh) for g in groups]
     fixed = dict(start or {})  # ops not fixed yet follow their neighbours' strategies
     best = evaluate(graph, mesh, fixed, parameters, device)
+    moves: list[tuple[list[int], list[Assignment]]] = [(g, o) for g, o in zip(groups, options)]
+    pairs = sum(len(a) * len(b) for a, b in zip(options, options[1:]))
+    if pairs <= PAIR_BUDGET:
+        for g in range(len(groups) - 1):
+            joint = [list(p) for p in itertools.product(options[g], options[g + 1])]
+            moves.append((groups[g] + groups[g + 1], joint))  # type: ignore[arg-type]
     for _ in range(sweeps):
         improved = False
-        for group, choices in zip(groups, options):
+        for members, choices in moves:
+            near = {i for g, group in enumerate(groups) if set(group) & set(members)
+                    for h in (g - 1, g + 1) if 0 <= h < len(groups) for i in groups[h]}
+            near -= set(members)
             for option in choices:
-                if option == fixed.get(group[0]):
-                    continue
-                trial_fixed = {**fixed, **{i: option for i in group}}
-                trial = evaluate(graph, mesh, trial_fixed, parameters, device)
-                if trial[0] < best[0] * (1 - 1e-9):
-                    best, fixed, improved = trial, trial_fixed, True
+                alone = _assign(members, option, groups)
+                held = {**fixed, **alone}
+                released = {i: a for i, a in held.items() if i not in near}
+                variants: list[dict[int, Assignment]] = []
+                for variant in (held, released, alone):
+                    if variant != fixed and variant not in variants:
+                        variants.append(variant)
+                for trial_fixed in variants:
+                    trial = evaluate(graph, mesh, trial_fixed, parameters, device)
+                    if trial[0] < best[0] * (1 - 1e-9):
+                        best, improved = trial, True
+                        fixed = {i: trial[1].strategies[i].assignment
+                                 for i in {*trial_fixed, *fixed}}
         if not improved:
             break
     return (*best, fixed)
+
+
+def _assign(members: list[int], option: Any, groups: list[list[int]]) -> dict[int, Assignment]:
+    """A move's strategies per node: one strategy for a group's members, or one per group for
+    a pair."""
+    if isinstance(option, dict):
+        return {i: option for i in members}
+    out: dict[int, Assignment] = {}
+    pair = [g for g in groups if set(g) <= set(members)]
+    for group, strategy in zip(pair, option):
+        out.update({i: strategy for i in group})
+    return out
 
 
 def search(graph: Graph, meshes: Sequence[Mesh], parameters: int, device: Device,
