@@ -37,7 +37,9 @@ from .cost import cost
 from .program import ShardedProgram
 
 _ALONE = Mesh((1,), ("stage",))
-_BACKWARD_TAG = 1 << 20
+#: message tags: micro-batch m's activation has tag m, its cotangent this plus m (MPI
+#: guarantees tags up to 32767)
+_BACKWARD_TAG = 1 << 14
 
 
 def _stage_costs(cells: Sequence[Callable[..., Any]], x: np.ndarray) -> list[float]:
@@ -105,6 +107,9 @@ class PipelineSGD:
             raise ShardingError(f"{self.count} stages need {self.count} ranks "
                                 f"(mskernel run -n {self.count}); this run has {self.world.size}")
         x, y = np.asarray(x), np.asarray(y)
+        if not 1 <= micro_batches < _BACKWARD_TAG:
+            raise ShardingError(f"micro_batches must be 1 to {_BACKWARD_TAG - 1}, got "
+                                f"{micro_batches}")
         if x.shape[0] % micro_batches:
             raise ShardingError(f"a batch of {x.shape[0]} does not split into {micro_batches} "
                                 "micro-batches")
