@@ -1,7 +1,9 @@
 """The module named by the ``mskernel.plugins`` entry point ``parallel``: registers the
-collective ops with their host kernels, derivative rules and samples, the data-parallel
-provider that mskernel-nn and mskernel-data consult, the namespaces
-``mskernel.communication`` and ``mskernel.parallel``, and ``mskernel run``.  Importing it
+collective ops with their host kernels, derivative rules and samples, the sharding rules of
+the core's ops and the strategy constraint op, the data-parallel provider that mskernel-nn and
+mskernel-data consult, the namespaces ``mskernel.communication``, ``mskernel.parallel`` and
+``mskernel.shard``, MindSpore's communication primitives as
+``mskernel.ops.AllReduce`` and the others, and ``mskernel run``.  Importing it
 loads neither MPI nor the rest of the plugin."""
 
 from __future__ import annotations
@@ -10,15 +12,19 @@ from mskernel_sdk import DATA_PARALLEL_RULE, HOST_KERNEL_RULE, SAMPLES_RULE, Plu
 
 from . import __version__
 
+#: MindSpore's communication primitives, ``mskernel.ops.<name>`` (:mod:`.primitives`)
+PRIMITIVES = ("AllGather", "AllReduce", "AlltoAll", "Broadcast", "NeighborExchange", "Receive",
+              "ReduceOp", "ReduceScatter", "Send")
+
 
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(
         name="parallel", version=__version__, kind="library",
-        provides=["namespace:communication", "namespace:parallel", "ops:parallel.*",
+        provides=["namespace:communication", "namespace:parallel", "namespace:shard",
+                  *(f"namespace:ops.{name}" for name in PRIMITIVES), "ops:parallel.*",
                   "rules:parallel.*", "rules:sharding", "host_kernels:parallel.*",
-                  "command:run", "namespace:shard",
-                  f"rules:{DATA_PARALLEL_RULE}"],
+                  "command:run", f"rules:{DATA_PARALLEL_RULE}"],
         description="distributed training on MPI: collectives, data parallel, parameter "
                     "server, the mskernel run launcher")
 
@@ -55,6 +61,8 @@ def mskernel_register_namespaces(namespaces) -> None:
     namespaces.register("communication", "mskernel_parallel.communication")
     namespaces.register("parallel", "mskernel_parallel.api")
     namespaces.register("shard", "mskernel_parallel.sharding.constraint:shard")
+    for name in PRIMITIVES:
+        namespaces.register(f"ops.{name}", f"mskernel_parallel.primitives:{name}")
 
 
 @hookimpl
