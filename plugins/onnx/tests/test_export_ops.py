@@ -20,7 +20,8 @@ from onnx_checks import TALLY, OrtCache, check_against_reference, with_float32_i
 CORE_OPS = sorted(op.name for op in op_registry() if op.owner == "mskernel")
 #: ops with no ONNX export, and the words their error gives as the reason
 NOT_EXPORTED = {**{op: "counter-based Threefry" for op in CORE_OPS if op.startswith("random_")},
-                "ref_load": "no mutable state", "ref_store": "no mutable state"}
+                "ref_load": "no mutable state", "ref_store": "no mutable state",
+                "max_pool_grad": "ONNX has no equivalent of it"}
 #: the reasons an export of a sample of an exported op may be refused
 EXPECTED_REFUSALS = ("ONNX has no complex arithmetic", "ONNX graphs take tensors only",
                      "ONNX's DFT exists from opset 17")
