@@ -28,7 +28,8 @@ from .base import ActorSetup
 from .processes import PipeChannel, spread
 from .remote import Channel, ChannelClosed, RemoteActors, serve
 
-__all__ = ["MPIActors", "MPIChannel", "launched_on_ranks", "mpi_world", "serve_rank"]
+__all__ = ["MPIActors", "MPIChannel", "launched_on_ranks", "mpi_world", "serve_rank",
+           "skip_finalize"]
 
 #: variables an MPI launcher sets in each rank's environment (Open MPI, PMIx, MPICH's Hydra)
 LAUNCH_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK")
