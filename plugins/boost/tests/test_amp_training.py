@@ -18,8 +18,9 @@ from mskernel_boost.amp.loss_scale import (
 
 
 def _losses(net, batch, jit, amp_level="O0", steps=4, **kwargs):
-    model = mskernel.Model(net, nn.CrossEntropyLoss(), nn.Momentum(net.trainable_params(), 0.05, 0.9),
-                           jit=jit, amp_level=amp_level, **kwargs)
+    optimizer = nn.Momentum(net.trainable_params(), 0.05, 0.9)
+    model = mskernel.Model(net, nn.CrossEntropyLoss(), optimizer, jit=jit, amp_level=amp_level,
+                           **kwargs)
     step = model._step("train", model.train_network)
     model.train_network.set_train(True)
     out = []
@@ -125,7 +126,8 @@ def test_build_train_network(small_net, batch):
 
 
 def test_an_unprovided_level_names_the_distribution(small_net):
-    from mskernel_sdk import TrainingSetup, apply_training_transform
+    from mskernel_sdk import TrainingSetup, apply_training_transforms
 
     with pytest.raises(MskernelError, match="'nonexistent' training transform: no installed"):
-        apply_training_transform("nonexistent", TrainingSetup(small_net, None, None), "O1")
+        apply_training_transforms(TrainingSetup(small_net, None, None), "test",
+                                  nonexistent="O1")

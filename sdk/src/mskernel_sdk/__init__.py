@@ -39,7 +39,7 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   :func:`data_parallel_group` (a training or data plugin asks whether this process is one of
   several data-parallel ranks);
 - the training-transform seam: :data:`TRAINING_TRANSFORM_RULE`, :class:`TrainingSetup`,
-  :func:`apply_training_transform` (how a plugin changes what ``Model(amp_level=...,
+  :func:`apply_training_transforms` (how a plugin changes what ``Model(amp_level=...,
   boost_level=...)`` trains: mixed precision, the Boost algorithms);
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
   :class:`PassResult`, :class:`PassManager`, :func:`run_pipeline`, :class:`PassReport`,
@@ -129,7 +129,9 @@ from .models import read_model
 from .opset import core_ops
 from .samples import SAMPLES_RULE, samples_for
 from .testing import register_plugin, run_reference
-from .training_transforms import TRAINING_TRANSFORM_RULE, TrainingSetup, apply_training_transform
+from .training_transforms import (
+    TRAINING_TRANSFORM_RULE, TrainingSetup, apply_training_transforms,
+)
 from .versioning import core_requirement
 
 __version__ = "0.1.0"
@@ -145,8 +147,9 @@ __all__ = [
     "Parameter", "Pass", "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult",
     "Pat", "PatternPass", "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo",
     "RefCell", "RefType", "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn",
-    "Scope", "TOKEN_VALUE", "TRAINING_TRANSFORM_RULE", "TrainingSetup", "Tensor", "TensorType", "TokenType", "TreeDef", "Type", "VJPBuilder",
-    "Value", "Window", "active_trace", "apply", "apply_training_transform", "as_storage", "assert_close", "avg_divisors",
+    "Scope", "TOKEN_VALUE", "TRAINING_TRANSFORM_RULE", "TrainingSetup", "Tensor", "TensorType",
+    "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window", "active_trace", "apply",
+    "apply_training_transforms", "as_storage", "assert_close", "avg_divisors",
     "bfloat16_from_bits", "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops",
     "core_requirement", "data_parallel_group", "do_not_convert", "dtype", "hookimpl", "interpose",
     "load_model", "make_node", "map_regions", "normalize_axes", "on_magnitudes", "op_registry",

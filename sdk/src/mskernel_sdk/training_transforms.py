@@ -14,8 +14,8 @@ the name of the option it serves (``"amp"`` for ``amp_level``, ``"boost"`` for
 to train instead: a wrapped network, a loss computed in another precision, or a whole
 training step of its own (``train_network``).  It reads its own options from
 ``setup.options`` and removes those it used; the training API rejects what no transform took.
-mskernel-nn's ``Model(amp_level=..., boost_level=...)`` calls :func:`apply_training_transform`
-for each option, ``amp`` first.
+mskernel-nn's ``Model(amp_level=..., boost_level=...)`` calls
+:func:`apply_training_transforms` with ``amp=amp_level, boost=boost_level``.
 """
 
 from __future__ import annotations
@@ -46,17 +46,24 @@ class TrainingSetup:
     options: dict[str, Any] = field(default_factory=dict)
 
 
-def apply_training_transform(name: str, setup: TrainingSetup,
-                             level: Optional[str]) -> TrainingSetup:
-    """``setup`` changed by the transform registered as ``name`` at ``level``; unchanged for
-    ``None`` and ``"O0"``.  Without a provider any other level is an error naming the
-    distribution to install."""
-    if level is None or level == "O0":
-        return setup
+def apply_training_transforms(setup: TrainingSetup, who: str,
+                              **levels: Optional[str]) -> TrainingSetup:
+    """``setup`` changed by the transform registered under each name of ``levels`` at its
+    level, in order (``amp="O2", boost="O1"``); a level ``None`` or ``"O0"`` changes nothing.
+    Without a provider any other level is an error naming the distribution to install;
+    ``setup.options`` that no transform took are a ``TypeError`` naming ``who``."""
     rules = rule_registry()
-    if name not in rules.ops_with(TRAINING_TRANSFORM_RULE):
-        dist = known_provider(name)
-        remedy = f"install {dist}" if dist else "no installed plugin provides it"
-        raise MskernelError(f"{name}_level={level!r} needs the '{name}' training transform: "
-                            f"{remedy}")
-    return rules.get(TRAINING_TRANSFORM_RULE, name)(setup, level)  # type: ignore[no-any-return]
+    for name, level in levels.items():
+        if level is None or level == "O0":
+            continue
+        if name not in rules.ops_with(TRAINING_TRANSFORM_RULE):
+            dist = known_provider(name)
+            remedy = f"install {dist}" if dist else "no installed plugin provides it"
+            raise MskernelError(f"{who}: {name}_level={level!r} needs the '{name}' training "
+                                f"transform: {remedy}")
+        setup = rules.get(TRAINING_TRANSFORM_RULE, name)(setup, level)
+    if setup.options:
+        given = ", ".join(f"{name}_level={level!r}" for name, level in levels.items())
+        raise TypeError(f"{who} got unexpected keyword arguments {sorted(setup.options)} "
+                        f"({given})")
+    return setup

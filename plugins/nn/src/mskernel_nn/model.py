@@ -21,10 +21,10 @@ place; evaluation and prediction are compiled too.  ``jit=False`` runs everythin
 
 **Faster training without rewriting the model.**  ``amp_level`` (``"O0"`` … ``"O3"``: mixed
 precision) and ``boost_level`` (``"O0"`` … ``"O2"``: the Boost algorithms) are MindSpore's;
-each is served by the plugin that registers the training transform of that name (mskernel-boost
-provides both) through :func:`mskernel_sdk.apply_training_transform`, with the extra keyword
-arguments (``loss_scale_manager``, ``keep_batchnorm_fp32``, ``boost_config_dict`` …) as its
-options; an option no transform takes is an error.
+each is served by the plugin that registers the training transform of that name
+(mskernel-boost provides both) through :func:`mskernel_sdk.apply_training_transforms`, with
+the extra keyword arguments (``loss_scale_manager``, ``keep_batchnorm_fp32``,
+``boost_config_dict`` …) as its options; an option no transform takes is an error.
 
 Datasets are mskernel-data datasets (each row: the network's inputs, then the label) or any
 re-iterable of rows (tuples of tensors or arrays).  A progress bar shows each epoch and
@@ -37,7 +37,9 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from mskernel import jit as compile_jit
-from mskernel_sdk import Tensor, TrainingSetup, apply_training_transform, data_parallel_group
+from mskernel_sdk import (
+    Tensor, TrainingSetup, apply_training_transforms, data_parallel_group,
+)
 
 from .callbacks import Callback, CallbackParam, RunContext
 from .cell import Cell
@@ -130,12 +132,9 @@ class Model:
         if eval_indexes is not None and len(eval_indexes) != 3:
             raise ValueError(f"Model: eval_indexes gives the positions of (loss, outputs, label) "
                              f"among eval_network's outputs, got {list(eval_indexes)}")
-        setup = TrainingSetup(network, loss_fn, optimizer, options=dict(kwargs))
-        setup = apply_training_transform("amp", setup, amp_level)
-        setup = apply_training_transform("boost", setup, boost_level)
-        if setup.options:
-            raise TypeError(f"Model got unexpected keyword arguments {sorted(setup.options)}"
-                            f" (amp_level={amp_level!r}, boost_level={boost_level!r})")
+        setup = apply_training_transforms(
+            TrainingSetup(network, loss_fn, optimizer, options=dict(kwargs)), "Model",
+            amp=amp_level, boost=boost_level)
         network, loss_fn, optimizer = setup.network, setup.loss_fn, setup.optimizer
         self._network = network
         self._loss_fn = loss_fn

@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any, Iterable, Optional
 
 from mskernel import bfloat16, float16
-from mskernel_sdk import TrainingSetup, apply_training_transform
+from mskernel_sdk import TrainingSetup, apply_training_transforms
 from mskernel.nn import Cell, Optimizer, TrainOneStepCell, WithLossCell
 
 from .cell import MixedPrecisionCell
@@ -58,12 +58,9 @@ def get_black_list() -> list[str]:
 def build_train_network(network: Cell, optimizer: Optimizer, loss_fn: Any = None,
                         level: str = "O0", boost_level: str = "O0", **kwargs: Any) -> Cell:
     """The training step ``Model(network, loss_fn, optimizer, amp_level=level, ...)`` runs."""
-    setup = TrainingSetup(network, loss_fn, optimizer, options=dict(kwargs))
-    setup = apply_training_transform("amp", setup, level)
-    setup = apply_training_transform("boost", setup, boost_level)
-    if setup.options:
-        raise TypeError(f"build_train_network got unexpected keyword arguments "
-                        f"{sorted(setup.options)}")
+    setup = apply_training_transforms(
+        TrainingSetup(network, loss_fn, optimizer, options=dict(kwargs)), "build_train_network",
+        amp=level, boost=boost_level)
     if setup.train_network is not None:
         return setup.train_network  # type: ignore[no-any-return]
     with_loss = setup.network if setup.loss_fn is None else WithLossCell(setup.network,

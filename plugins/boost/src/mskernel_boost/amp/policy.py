@@ -85,7 +85,8 @@ def custom_policy(low: object, white_list: Iterable[str] | None,
     """The policy of user lists of op names: exactly one of the two."""
     if (white_list is None) == (black_list is None):
         raise ValueError("custom_mixed_precision needs exactly one of white_list and black_list")
-    names = frozenset(white_list if white_list is not None else black_list)  # type: ignore[arg-type]
+    chosen = white_list if white_list is not None else black_list
+    names = frozenset(chosen)  # type: ignore[arg-type]
     for name in names:
         if not isinstance(name, str):
             raise TypeError(f"the lists name IR ops as strings ('matmul', 'conv'), got {name!r}")
