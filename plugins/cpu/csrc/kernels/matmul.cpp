@@ -1,7 +1,7 @@
 // matmul: x[..., n, k] @ y[..., k, m] with broadcast batch dimensions and NumPy's 1-D rules.
 //
 // float32/float64/complex go through OpenBLAS (scipy-openblas32) gemm; bfloat16 runs on the
-// AVX-512 BF16 kernels of bf16_gemm.cpp where the CPU has them; float16 and bfloat16 otherwise
+// AMX or AVX-512 BF16 kernels of bf16_gemm.cpp where the CPU has them; float16 and bfloat16 otherwise
 // are widened to float32 in the workspace, multiplied by sgemm and rounded back (the
 // reference also accumulates them in float32); integer types use a wrapping loop.  The
 // float paths (matmul_forward, see matmul.hpp) finish each block of rows with an Epilogue.
