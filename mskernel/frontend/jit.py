@@ -183,6 +183,7 @@ class _Signature:
         return [a._data if isinstance(a, Tensor) else np.asarray(a) for a in self.inputs]
 
 
+_host_dtype = functools.lru_cache(maxsize=None)(to_dtype)
 _STRUCTURED = object()  # first element of every key but the plain dtypes-and-shapes one
 
 
@@ -254,6 +255,11 @@ class JitFunction:
             arrays: list[DeviceArray] = []
             push, keep = key.append, arrays.append
             for a in args:
+                if a.__class__ is np.ndarray:  # host arrays: the executor copies them in
+                    push(_host_dtype(a.dtype))
+                    push(a.shape)
+                    keep(a)
+                    continue
                 data = a._data if a.__class__ is Tensor else None
                 if data is None:
                     break

@@ -54,6 +54,25 @@ def test_numpy_arrays_are_inputs_and_share_the_cache_with_tensors():
     assert f.cache_info().misses == 1
 
 
+def test_cached_calls_with_numpy_arrays_skip_the_signature_walk(monkeypatch):
+    @jit
+    def f(x, y):
+        return x * y
+
+    f(np.float32([1, 2]), np.float32([3, 4]))
+
+    def no_walk(*_):
+        raise AssertionError("a cached call with arrays walked the arguments")
+
+    monkeypatch.setattr(f, "_signature", no_walk)
+    np.testing.assert_array_equal(f(np.float32([2, 3]), np.float32([4, 5])).numpy(), [8, 15])
+    np.testing.assert_array_equal(f(t(2, 3), np.float32([1, 1])).numpy(), [2, 3])
+    assert f.cache_info() == (2, 1, 1)
+    monkeypatch.undo()
+    assert f(np.float64([1, 2]), np.float64([3, 4])).dtype == ms.float64  # another signature
+    assert f.cache_info().misses == 2
+
+
 def test_python_numbers_are_static():
     @jit
     def f(x, scale):
