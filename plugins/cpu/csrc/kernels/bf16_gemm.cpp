@@ -82,13 +82,27 @@ __attribute__((target("amx-tile"))) void configure_tiles() { _tile_loadconfig(&k
 // keeps the packing of A before them and the reading of the results after them.
 inline void compiler_barrier() { asm volatile("" ::: "memory"); }
 
-// Rows [row, row + rows) of A as [32-row group][row][k2p] words, zero past k and past rows.
+// Rows [row, row + rows) of A as [row][k2p] words, zero past k and past rows (up to a whole
+// 32-row group).  Stored as it is, a row's pairs are its consecutive words; transposed, a
+// pair joins two rows of the storage, read along them.
 void pack_a_rows(const GemmShape& s, const bf16_t* a, int64_t lda, int64_t row, int64_t rows,
                  uint32_t* out) {
-  const int64_t k2p = padded_pairs(s.k), padded_rows = (rows + 31) / 32 * 32;
-  for (int64_t i = 0; i < padded_rows; ++i)
-    for (int64_t k2 = 0; k2 < k2p; ++k2)
-      out[i * k2p + k2] = i < rows ? a_pair(s, a, lda, row + i, k2) : 0;
+  const int64_t k2n = pairs(s.k), k2p = padded_pairs(s.k);
+  const int64_t padded_rows = (rows + 31) / 32 * 32;
+  std::memset(out, 0, sizeof(uint32_t) * static_cast<size_t>(padded_rows * k2p));
+  if (s.a == GemmLayout::AsIs) {
+    for (int64_t i = 0; i < rows; ++i) {
+      std::memcpy(out + i * k2p, a + (row + i) * lda, sizeof(uint16_t) * static_cast<size_t>(s.k));
+    }
+    return;
+  }
+  for (int64_t k2 = 0; k2 < k2n; ++k2) {
+    const uint16_t* lo = &a[2 * k2 * lda + row].bits;
+    const uint16_t* hi = 2 * k2 + 1 < s.k ? &a[(2 * k2 + 1) * lda + row].bits : nullptr;
+    for (int64_t i = 0; i < rows; ++i) {
+      out[i * k2p + k2] = uint32_t(lo[i]) | (hi != nullptr ? uint32_t(hi[i]) << 16 : 0u);
+    }
+  }
 }
 
 __attribute__((target("amx-tile,amx-bf16"))) void amx_block(
@@ -218,25 +232,39 @@ const char* bf16_gemm_engine() {
   return amx_usable() ? "AMX tiles" : "AVX-512 BF16 dot products";
 }
 
+int64_t bf16_panels(int64_t n) { return (n + kNr - 1) / kNr; }
+
 size_t bf16_packed_b_bytes(int64_t k, int64_t n) {
-  const int64_t panels = (n + kNr - 1) / kNr;
-  return sizeof(uint32_t) * static_cast<size_t>(panels * padded_pairs(k) * kNr);
+  return sizeof(uint32_t) * static_cast<size_t>(bf16_panels(n) * padded_pairs(k) * kNr);
 }
 
-void bf16_pack_b(const GemmShape& s, const bf16_t* b, int64_t ldb, void* packed) {
+void bf16_pack_b(const GemmShape& s, const bf16_t* b, int64_t ldb, void* packed,
+                 int64_t panel_begin, int64_t panel_end) {
   uint32_t* out = static_cast<uint32_t*>(packed);
-  const int64_t k2p = padded_pairs(s.k);
-  for (int64_t j0 = 0; j0 < s.n; j0 += kNr) {
-    uint32_t* panel = out + (j0 / kNr) * k2p * kNr;
+  const int64_t k2n = pairs(s.k), k2p = padded_pairs(s.k);
+  for (int64_t q = panel_begin; q < panel_end; ++q) {
+    const int64_t j0 = q * kNr;
+    uint32_t* panel = out + q * k2p * kNr;
     const int64_t cols = std::min(kNr, s.n - j0);
-    for (int64_t k2 = 0; k2 < k2p; ++k2) {
-      for (int64_t j = 0; j < kNr; ++j) {
-        uint32_t word = 0;
-        if (j < cols && 2 * k2 < s.k) {
-          word = element(b, ldb, s.b, 2 * k2, j0 + j);
-          if (2 * k2 + 1 < s.k) word |= uint32_t(element(b, ldb, s.b, 2 * k2 + 1, j0 + j)) << 16;
+    if (cols < kNr || k2n < k2p) {  // zero the padding: columns past n, pairs past k
+      std::memset(panel, 0, sizeof(uint32_t) * static_cast<size_t>(k2p * kNr));
+    }
+    if (s.b == GemmLayout::AsIs) {  // a pair joins two rows of the storage, read along them
+      for (int64_t k2 = 0; k2 < k2n; ++k2) {
+        const uint16_t* lo = &b[2 * k2 * ldb + j0].bits;
+        const uint16_t* hi = 2 * k2 + 1 < s.k ? &b[(2 * k2 + 1) * ldb + j0].bits : nullptr;
+        for (int64_t j = 0; j < cols; ++j) {
+          panel[k2 * kNr + j] = uint32_t(lo[j]) | (hi != nullptr ? uint32_t(hi[j]) << 16 : 0u);
         }
-        panel[k2 * kNr + j] = word;
+      }
+    } else {  // a column's pairs are consecutive words of one row of the storage
+      for (int64_t j = 0; j < cols; ++j) {
+        const bf16_t* column = b + (j0 + j) * ldb;
+        for (int64_t k2 = 0; k2 < k2n; ++k2) {
+          uint32_t word = column[2 * k2].bits;
+          if (2 * k2 + 1 < s.k) word |= uint32_t(column[2 * k2 + 1].bits) << 16;
+          panel[k2 * kNr + j] = word;
+        }
       }
     }
   }

@@ -157,7 +157,11 @@ void bf16_products(const MatmulPlan& plan, const bf16_t* x, const bf16_t* y,
                  (sizeof(float) * static_cast<size_t>(plan.out_numel) + 63) / 64 * 64;
   const GemmShape shape{p.n, p.m, p.k, gemm_layout(p.x_transposed), gemm_layout(p.y_transposed)};
   for (int64_t b = 0; b < p.batch; ++b) {
-    bf16_pack_b(shape, y + p.y_offsets[b], p.y_ld, packed);
+    const bf16_t* yb = y + p.y_offsets[b];
+    parallel_for(bf16_panels(p.m), std::max<int64_t>(1, 4096 / std::max<int64_t>(p.k, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   bf16_pack_b(shape, yb, p.y_ld, packed, begin, end);
+                 });
     float* ob = of + b * p.n * p.m;
     parallel_for(p.n, p.grain(), [&](int64_t begin, int64_t end) {
       bf16_gemm_rows(shape, x + p.x_offsets[b], p.x_ld, packed, ob, p.m, begin, end);

@@ -3,7 +3,7 @@
 //
 //   if (bf16_gemm_available()) {
 //     Bf16PackedB packed = ...;                   // workspace of bf16_packed_b_bytes(k, n)
-//     bf16_pack_b(shape, b, ldb, packed);         // once per B
+//     bf16_pack_b(shape, b, ldb, packed, 0, bf16_panels(n));  // once per B (any panel range)
 //     bf16_gemm_rows(shape, a, lda, packed, c, ldc, row_begin, row_end);  // any row range
 //   }
 //
@@ -27,11 +27,14 @@ namespace mskernel_cpu {
 bool bf16_gemm_available();
 const char* bf16_gemm_engine();
 
-// Bytes of the packed B of a k x n product.
+// The panels of columns of the packed B of n columns, and its bytes for k rows.
+int64_t bf16_panels(int64_t n);
 size_t bf16_packed_b_bytes(int64_t k, int64_t n);
 
-// Pack b (k x n as the shape's layout says, leading dimension ldb) into `packed`.
-void bf16_pack_b(const GemmShape& shape, const bf16_t* b, int64_t ldb, void* packed);
+// Pack panels [panel_begin, panel_end) of b (k x n as the shape's layout says, leading
+// dimension ldb) into `packed`; threads may pack disjoint ranges.
+void bf16_pack_b(const GemmShape& shape, const bf16_t* b, int64_t ldb, void* packed,
+                 int64_t panel_begin, int64_t panel_end);
 
 // Rows [row_begin, row_end) of c = a @ b, from b packed by bf16_pack_b.
 void bf16_gemm_rows(const GemmShape& shape, const bf16_t* a, int64_t lda, const void* packed,
