@@ -1,6 +1,7 @@
 """The module named by the ``mskernel.plugins`` entry point ``boost``: registers the
 mixed-precision passes and pipelines, the training transform ``amp`` behind
-``Model(amp_level=...)``, and the user namespaces ``mskernel.amp``.  Importing it loads no
+``Model(amp_level=...)``, and the user namespaces ``mskernel.amp`` and ``mskernel.boost``
+(THOR).  Importing it loads no
 pass or layer code."""
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from . import __version__
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(
         name="boost", version=__version__, kind="transform",
-        provides=["namespace:amp", "passes:amp_*", "training_transform:amp"],
+        provides=["namespace:amp", "namespace:boost", "passes:amp_*",
+                  "training_transform:amp"],
         description="automatic mixed precision (O0-O3, float16/bfloat16) as IR passes, loss "
-                    "scaling")
+                    "scaling, the THOR second-order optimizer")
 
 
 @hookimpl
@@ -44,3 +46,4 @@ def mskernel_register_rules(rules) -> None:
 @hookimpl
 def mskernel_register_namespaces(namespaces) -> None:
     namespaces.register("amp", "mskernel_boost.amp.api")
+    namespaces.register("boost", "mskernel_boost.api")
