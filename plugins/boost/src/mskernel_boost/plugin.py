@@ -1,7 +1,7 @@
 """The module named by the ``mskernel.plugins`` entry point ``boost``: registers the
 mixed-precision passes and pipelines, the training transform ``amp`` behind
-``Model(amp_level=...)``, and the user namespaces ``mskernel.amp`` and ``mskernel.boost``
-(THOR).  Importing it loads no
+``Model(amp_level=...)`` and the Boost algorithms behind ``Model(boost_level=...)``, and
+the user namespaces ``mskernel.amp`` and ``mskernel.boost`` (AutoBoost, THOR).  Importing it loads no
 pass or layer code."""
 
 from __future__ import annotations
@@ -16,9 +16,10 @@ def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(
         name="boost", version=__version__, kind="transform",
         provides=["namespace:amp", "namespace:boost", "passes:amp_*",
-                  "training_transform:amp"],
+                  "training_transform:amp", "training_transform:boost"],
         description="automatic mixed precision (O0-O3, float16/bfloat16) as IR passes, loss "
-                    "scaling, the THOR second-order optimizer")
+                    "scaling, Boost levels (LessBN, gradient freezing and accumulation), "
+                    "the THOR second-order optimizer")
 
 
 @hookimpl
@@ -38,9 +39,16 @@ def _amp_transform(setup, level):
     return training_transform(setup, level)
 
 
+def _boost_transform(setup, level):
+    from .levels.transform import training_transform
+
+    return training_transform(setup, level)
+
+
 @hookimpl
 def mskernel_register_rules(rules) -> None:
     rules.register(TRAINING_TRANSFORM_RULE, "amp", _amp_transform)
+    rules.register(TRAINING_TRANSFORM_RULE, "boost", _boost_transform)
 
 
 @hookimpl
