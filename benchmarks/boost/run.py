@@ -13,7 +13,10 @@ interleaved round by round so that the load of a shared host hits every column a
   ``torch.autocast("cpu", dtype=torch.bfloat16)``.
 
 It prints the median step time of each and the ratios the targets are stated in (O2 against
-fp32 in the same run, O2 against PyTorch's autocast), and the host's load average.  OpenMP's
+fp32 in the same run, O2 against PyTorch's autocast).  Then, for resnet_small and LeNet, the
+mean step time of each Boost level (``mskernel.amp.build_train_network(...,
+boost_level=...)``: LessBN, gradient freezing; O2 adds AdaSum, which changes nothing in one
+process) against O0, over whole freezing cycles.  The host's load average is printed beside.  OpenMP's
 threads (PyTorch's) wait passively (``OMP_WAIT_POLICY=passive``, set before torch loads):
 spinning ones would steal the CPUs from the steps timed after them.
 """
@@ -39,6 +42,10 @@ from workloads import mskernel_models, torch_models  # noqa: E402
 from workloads.spec import WORKLOADS, Workload  # noqa: E402
 
 AMP_LEVELS = ("O1", "O2")
+BOOST_LEVELS = ("O0", "O1", "O2")
+#: steps before timing a Boost level: the freezing schedule visits its groups (one graph
+#: each) within them
+WARMUP_STEPS = 40
 
 
 def mskernel_step(workload: Workload, level: str) -> Callable[[], float]:
@@ -59,6 +66,31 @@ def torch_step(workload: Workload, autocast: bool) -> Callable[[], float]:
         with torch.autocast("cpu", dtype=torch.bfloat16):
             return step()
     return under_autocast
+
+
+def boost_step(workload: Workload, level: str) -> Callable[[], float]:
+    net = mskernel_models.build_model(workload)
+    loss = nn.MSELoss() if workload.name == "transformer" else nn.CrossEntropyLoss()
+    optimizer = nn.Momentum(net.trainable_params(), 0.01, 0.9)
+    cell = mskernel.amp.build_train_network(net, optimizer, loss, boost_level=level)
+    return mskernel_models.make_step(workload, cell.set_train(True), graph=True)
+
+
+def measure_mean(steps: dict[str, Callable[[], Any]], rounds: int, per_round: int
+                 ) -> dict[str, float]:
+    """The mean step time of each (freezing alternates cheaper and dearer steps), after
+    ``WARMUP_STEPS`` steps that compile the graphs of the freezing groups, round-robin."""
+    for step in steps.values():
+        for _ in range(WARMUP_STEPS):
+            step()
+    totals = dict.fromkeys(steps, 0.0)
+    for _ in range(rounds):
+        for name, step in steps.items():
+            start = time.perf_counter()
+            for _ in range(per_round):
+                step()
+            totals[name] += time.perf_counter() - start
+    return {name: total / (rounds * per_round) for name, total in totals.items()}
 
 
 def measure(steps: dict[str, Callable[[], Any]], rounds: int, per_round: int
@@ -90,6 +122,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--workloads", nargs="+", default=["mlp_b128", "transformer_b16"],
                         choices=sorted(WORKLOADS))
+    parser.add_argument("--boost-workloads", nargs="*",
+                        default=["resnet_small_b64", "lenet5_b256"], choices=sorted(WORKLOADS))
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--per-round", type=int, default=4)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -106,6 +140,14 @@ def main(argv: list[str] | None = None) -> None:
                         ("fp32", *AMP_LEVELS, "torch", "torch autocast"))
         print(f"{key:<16}{cells}{ms['fp32'] / ms['O2']:>11.2f}x"
               f"{ms['torch autocast'] / ms['O2']:>15.2f}x", flush=True)
+    print(f"\n{'boost level':<20}" + "".join(f"{lv:>14}" for lv in BOOST_LEVELS)
+          + "".join(f"{lv + ' speed-up':>14}" for lv in BOOST_LEVELS[1:]))
+    for key in args.boost_workloads:
+        workload = WORKLOADS[key]
+        ms = measure_mean({lv: boost_step(workload, lv) for lv in BOOST_LEVELS}, args.rounds,
+                          args.per_round * 3)
+        print(f"{key:<20}" + "".join(f"{ms[lv] * 1e3:>11.2f} ms" for lv in BOOST_LEVELS)
+              + "".join(f"{ms['O0'] / ms[lv]:>13.2f}x" for lv in BOOST_LEVELS[1:]), flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
