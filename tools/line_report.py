@@ -10,7 +10,8 @@ decompositions of the composite ops, the generic batch-norm fold and pipeline he
 kernel-tolerance helpers; it rose to 20,100 for MindSpore's functional op names and the ops
 composed of core ones (``mskernel.ops``, which every user has, is where they belong), then to
 20,600 for the fft primitive, the accumulation bounds every backend's conformance run uses and
-effect tokens for eager collectives and host kernels.  Past that, a new subsystem belongs in a plugin, or the budget rises
+effect tokens for eager collectives and host kernels, then to 20,620 for MindSpore's
+``(values, indices)`` contract of ``ops.max``/``ops.min``/``ops.sort``.  Past that, a new subsystem belongs in a plugin, or the budget rises
 by a stated decision.  Plugins and the SDK are reported but not capped — they are the place
 to grow.
 
@@ -31,8 +32,9 @@ ROOT = Path(__file__).resolve().parents[1]
 #: the primitive op fft (schema, reference, samples; its functional ops live in a plugin),
 #: the order-independent accumulation bounds every backend's conformance run compares with
 #: (``mskernel/testing/accumulation.py``, ~330 lines), and effect tokens for eager collectives
-#: and host kernels (~40 lines).
-CORE_BUDGET = 20_600
+#: and host kernels (~40 lines).  20,620: ``ops.max``/``min``/``sort`` return
+#: ``(values, indices)`` as MindSpore's do, beside the values-only ``amax``/``amin``.
+CORE_BUDGET = 20_620
 NATIVE_SUFFIXES = (".cpp", ".hpp", ".h", ".cc")
 
 

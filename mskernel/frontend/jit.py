@@ -252,7 +252,7 @@ class JitFunction:
         if self._simple and not kwargs and not interposing():  # fast path: concrete tensors
             key: list[Any] = [self._backend or current_device(),
                               self._state() if self._state is not None else None]
-            arrays: list[DeviceArray] = []
+            arrays: list[Any] = []  # device arrays, or host arrays the executor copies in
             push, keep = key.append, arrays.append
             for a in args:
                 if a.__class__ is np.ndarray:  # host arrays: the executor copies them in

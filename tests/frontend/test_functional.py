@@ -228,9 +228,8 @@ REDUCTIONS = [  # name, NumPy function, dtypes, expected dtype rule
     ("sum", np.sum, ("float32", "int32", "bool", "uint8")),
     ("prod", np.prod, ("float64", "int16", "bool")),
     ("mean", np.mean, ("float32", "int32", "bool")),
-    ("max", np.max, ("float32", "int32", "bool")),
-    ("min", np.min, ("float64", "uint8", "bool")),
-    ("amax", np.amax, ("float32",)),
+    ("amax", np.max, ("float32", "int32", "bool")),
+    ("amin", np.min, ("float64", "uint8", "bool")),
     ("all", np.all, ("bool", "int32", "float32")),
     ("any", np.any, ("bool", "float32")),
     ("logsumexp", lambda x, axis, keepdims: np.log(np.sum(np.exp(x), axis=axis,
@@ -285,12 +284,27 @@ def test_scans(rng):
     check(ops.cummin(Tensor(f), 0), np.minimum.accumulate(f))
 
 
+def test_max_and_min_return_values_and_indices_as_mindspore(rng):
+    x = rng.integers(0, 5, (4, 6)).astype(np.float32)
+    values, indices = ops.max(Tensor(x), axis=1)
+    check(values, x.max(1))
+    check(indices, x.argmax(1))
+    values, indices = ops.min(Tensor(x), 0, keepdims=True)
+    check(values, x.min(0, keepdims=True))
+    check(indices, x.argmin(0)[None])
+    check(ops.max(Tensor(x))[1], x.argmax())
+    check(Tensor(x).max(axis=1), x.max(1))  # the Tensor method and amax: values only
+    check(ops.amin(Tensor(x), 1), x.min(1))
+
+
 def test_sorting(rng):
     x = rng.integers(0, 5, (4, 6)).astype(np.float32)
-    check(ops.sort(Tensor(x)), np.sort(x, kind="stable"))
-    check(ops.sort(Tensor(x), axis=None), np.sort(x, axis=None))
+    values, indices = ops.sort(Tensor(x))
+    check(values, np.sort(x, kind="stable"))
+    check(indices, np.argsort(x, kind="stable"))
+    check(ops.sort(Tensor(x), axis=None)[0], np.sort(x, axis=None))
     check(ops.argsort(Tensor(x), axis=0), np.argsort(x, axis=0, kind="stable"))
-    check(ops.sort(Tensor(x), descending=True), -np.sort(-x))
+    check(ops.sort(Tensor(x), descending=True)[0], -np.sort(-x))
     values, indices = ops.topk(Tensor(x), 3)
     tv, ti = torch.topk(torch.from_numpy(x), 3)
     check(values, tv.numpy())

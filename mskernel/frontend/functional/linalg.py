@@ -16,7 +16,7 @@ from ..tensor import Tensor
 from ._core import Axis, _axes, _axis, _inexact, _ints, _op, asarray
 from .elementwise import abs, multiply, not_equal, pow, sqrt, subtract
 from .indexing import take
-from .reduction import max, min, sum
+from .reduction import amax, amin, sum
 from .shape import broadcast_arrays, moveaxis, reshape, stack
 
 _LETTERS = "abcdefghijklmnopqrstuvwxy"
@@ -132,9 +132,9 @@ def norm(x: Any, ord: Union[None, float, str] = None, axis: Axis = None,
         return sqrt(sum(multiply(t, t) if not t.dtype.is_complex else abs(t) ** 2, axes,
                         keepdims))
     if ord == math.inf:
-        return max(abs(t), axes, keepdims)
+        return amax(abs(t), axes, keepdims)
     if ord == -math.inf:
-        return min(abs(t), axes, keepdims)
+        return amin(abs(t), axes, keepdims)
     if ord == 0:
         return sum(not_equal(t, 0), axes, keepdims, dtype=t.dtype)
     if isinstance(ord, str):
@@ -152,6 +152,6 @@ def _matrix_norm(t: Tensor, ord: Union[float, str], axes: tuple[int, ...],
     rows, cols = (_axis(a, t.ndim) for a in axes)
     summed, other = (rows, cols) if ord in (1, -1) else (cols, rows)
     totals = sum(abs(t), summed, keepdims=True)
-    result = (max if ord > 0 else min)(totals, other, keepdims=True)
+    result = (amax if ord > 0 else amin)(totals, other, keepdims=True)
     return result if keepdims else reshape(result, [n for i, n in enumerate(t.shape)
                                                     if i not in (rows, cols)])

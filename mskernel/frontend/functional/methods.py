@@ -196,8 +196,8 @@ class TensorMethods:
     mean = R.mean
     var = R.var
     std = R.std
-    max = R.max
-    min = R.min
+    max = R.amax
+    min = R.amin
     argmax = R.argmax
     argmin = R.argmin
     all = R.all

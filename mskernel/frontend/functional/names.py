@@ -26,7 +26,7 @@ KEYWORDS = {
 #: MindSpore's other name of an op → the name of ours.
 ALIASES = {
     "cat": "concat", "reverse": "flip", "range": "arange", "permute": "transpose",
-    "reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "max", "reduce_min": "min",
+    "reduce_mean": "mean", "reduce_sum": "sum", "reduce_max": "amax", "reduce_min": "amin",
     "reduce_prod": "prod", "select": "where", "clamp": "clip", "clip_by_value": "clip",
     "eq": "equal", "ne": "not_equal", "gt": "greater", "ge": "greater_equal", "lt": "less",
     "le": "less_equal", "floor_div": "floor_divide", "floor_mod": "remainder", "mm": "matmul",

@@ -60,19 +60,16 @@ def std(x: Any, axis: Axis = None, ddof: int = 0, keepdims: bool = False, *,
     return _reduce("std", _inexact(x), axis, keepdims, correction=_correction(ddof, correction))
 
 
-def max(x: Any, axis: Axis = None, keepdims: bool = False) -> Tensor:
-    """Largest element over ``axis`` (NaN propagates; for bool: any)."""
+def amax(x: Any, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Largest element over ``axis`` (NaN propagates; for bool: any); ``Tensor.max``."""
     t = asarray(x)
     return _reduce("any" if t.dtype.is_bool else "max", t, axis, keepdims)
 
 
-def min(x: Any, axis: Axis = None, keepdims: bool = False) -> Tensor:
-    """Smallest element over ``axis`` (NaN propagates; for bool: all)."""
+def amin(x: Any, axis: Axis = None, keepdims: bool = False) -> Tensor:
+    """Smallest element over ``axis`` (NaN propagates; for bool: all); ``Tensor.min``."""
     t = asarray(x)
     return _reduce("all" if t.dtype.is_bool else "min", t, axis, keepdims)
-
-
-amax, amin = max, min
 
 
 def all(x: Any, axis: Axis = None, keepdims: bool = False) -> Tensor:
@@ -104,6 +101,20 @@ def _arg_extreme(op: str) -> Callable[..., Tensor]:
 
 argmax = _arg_extreme("argmax")
 argmin = _arg_extreme("argmin")
+
+
+def _with_index(name: str, values: Callable[..., Tensor],
+                index: Callable[..., Tensor]) -> Callable[..., tuple[Tensor, Tensor]]:
+    def fn(x: Any, axis: Optional[int] = None, keepdims: bool = False) -> tuple[Tensor, Tensor]:
+        return values(x, axis, keepdims), index(x, axis, keepdims)
+
+    return _named(fn, name, f"MindSpore's ``ops.{name}``: ``(values, indices)`` over ``axis`` "
+                  "(the flattened tensor when None; int64 indices, the first of ties); the "
+                  f"values alone are :func:`a{name}` and ``Tensor.{name}``.")
+
+
+max = _with_index("max", amax, argmax)
+min = _with_index("min", amin, argmin)
 
 
 # -- scans ------------------------------------------------------------------------------------

@@ -9,10 +9,11 @@ from ..tensor import Tensor
 from ._core import _along, _op, _ops, asarray
 
 
-def sort(x: Any, axis: Optional[int] = -1, descending: bool = False) -> Tensor:
-    """``x`` sorted stably along ``axis`` (the flattened tensor when None); NaN sorts last."""
+def sort(x: Any, axis: Optional[int] = -1, descending: bool = False) -> tuple[Tensor, Tensor]:
+    """``(values, indices)`` of ``x`` sorted stably along ``axis`` (the flattened tensor when
+    None); NaN sorts last."""
     t, ax = _along(x, axis)
-    return _op("sort", t, axis=ax, descending=descending)
+    return _op("sort", t, axis=ax, descending=descending), argsort(t, ax, descending)
 
 
 def argsort(x: Any, axis: Optional[int] = -1, descending: bool = False) -> Tensor:

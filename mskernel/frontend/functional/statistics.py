@@ -23,7 +23,7 @@ from .elementwise import (
 from .indexing import scatter, take
 from .reduction import all, sum
 from .shape import expand_dims, moveaxis, reshape, squeeze
-from .sorting import argsort, sort
+from .sorting import argsort
 
 
 def isclose(x: Any, y: Any, rtol: float = 1e-05, atol: float = 1e-08,
@@ -102,7 +102,7 @@ def quantile(x: Any, q: Any, axis: Optional[int] = None, keepdims: bool = False)
     levels = np.asarray(q.numpy() if isinstance(q, Tensor) else q, dtype=np.float64)
     if levels.ndim > 1 or ((levels < 0) | (levels > 1)).any():
         raise ValueError(f"quantile: q must be a scalar or 1-d in [0, 1], got {levels}")
-    ordered = sort(astype(t, promote(t, 0.5)[0].dtype), ax)
+    ordered = _op("sort", astype(t, promote(t, 0.5)[0].dtype), axis=ax, descending=False)
     position = levels.reshape(-1) * (t.shape[ax] - 1)
     low = np.floor(position).astype(np.int64)
     below = take(ordered, low, axis=ax)

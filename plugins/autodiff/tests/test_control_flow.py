@@ -113,7 +113,7 @@ def test_fori_loop_with_nested_cond(mode):
 def test_cond_holding_a_loop(mode):
     def f(x):
         looped = lambda v: fori_loop(0, 3, lambda i, u: ops.tanh(u * 2.0 + 0.1), v)
-        return ops.sum(cond(ops.max(x) > 1.0, looped, ops.exp, x))
+        return ops.sum(cond(ops.amax(x) > 1.0, looped, ops.exp, x))
 
     check_both_modes(f, tensor(X), mode)
 

@@ -28,6 +28,15 @@ def _sym(x: np.ndarray) -> np.ndarray:
     return (x + np.swapaxes(x, -1, -2)) / 2
 
 
+def _u_s2_vt(s, u, v):
+    return ops.matmul(u * ops.expand_dims(s * s, -2), ops.swapaxes(v, -1, -2))
+
+
+def _torch_u_s2_vt(a):
+    u, s, vh = torch.linalg.svd(a, full_matrices=False)
+    return (u * (s * s)[..., None, :]) @ vh
+
+
 #: name, ours, torch's, inputs, whether gradients are taken within symmetric matrices
 CASES = [
     ("inverse", ops.inverse, torch.linalg.inv, (general(2),), False),
@@ -46,6 +55,19 @@ CASES = [
      lambda a: torch.linalg.eigh(a)[1] ** 2, (spd(2),), True),
     ("lstsq", ops.lstsq, lambda a, b: torch.linalg.lstsq(a, b).solution,
      (RNG.standard_normal((6, 3)), RNG.standard_normal((6, 2))), False),
+    *((f"qr_{which}_{m}x{n}", lambda a, i=i: ops.qr(a)[i], lambda a, i=i: torch.linalg.qr(a)[i],
+       (RNG.standard_normal((2, m, n)),), False)
+      for m, n in ((5, 3), (3, 3), (3, 5)) for i, which in enumerate("qr")),
+    *((f"svd_{m}x{n}", lambda a: ops.svd(a)[0], lambda a: torch.linalg.svdvals(a),
+       (RNG.standard_normal((2, m, n)),), False) for m, n in ((5, 3), (3, 5))),
+    # each singular pair is unique up to a common sign: u², v² and u s² vᵀ do not see it
+    *((f"svd_{name}_{m}x{n}", ours, theirs, (RNG.standard_normal((2, m, n)),), False)
+      for m, n in ((5, 3), (3, 5)) for name, ours, theirs in (
+          ("u", lambda a: ops.square(ops.svd(a)[1]),
+           lambda a: torch.linalg.svd(a, full_matrices=False)[0] ** 2),
+          ("v", lambda a: ops.square(ops.svd(a)[2]),
+           lambda a: torch.linalg.svd(a, full_matrices=False)[2].mT ** 2),
+          ("usv", lambda a: _u_s2_vt(*ops.svd(a)), lambda a: _torch_u_s2_vt(a)))),
 ]
 
 
@@ -95,6 +117,10 @@ def test_vmap_maps_over_a_stack_of_matrices():
                                np.linalg.solve(stack, rhs[None, :, None])[..., 0], rtol=1e-10)
     w, _ = ms.vmap(ops.eigh)(spd(3))
     assert w.shape == (3, 4)
+    s, _, _ = ms.vmap(ops.svd)(stack)
+    np.testing.assert_allclose(s.numpy(), np.linalg.svd(stack)[1], rtol=1e-10)
+    q, r = ms.vmap(ops.qr)(stack)
+    np.testing.assert_allclose(ops.matmul(q, r).numpy(), stack, atol=1e-12)
 
 
 def test_second_derivatives_through_the_rules():
@@ -130,6 +156,22 @@ def test_shape_errors_name_the_op():
         ops.solve(general(), np.ones((3, 2)))
     with pytest.raises(ValueError, match="eigh: UPLO must be 'L' or 'U'"):
         ops.eigh(spd(), "X")
+
+
+def test_complete_factors_have_values_but_no_derivative():
+    a = RNG.standard_normal((5, 3))
+    q, r = ops.qr(a, mode="complete")
+    assert q.shape == (5, 5) and r.shape == (5, 3)
+    np.testing.assert_allclose(ops.matmul(q, r).numpy(), a, atol=1e-12)
+    s, u, v = ops.svd(a, full_matrices=True)
+    np.testing.assert_allclose((u.numpy()[:, :3] * s.numpy()) @ v.numpy().T, a, atol=1e-12)
+    np.testing.assert_allclose(ops.svd(a, compute_uv=False).numpy(), np.linalg.svd(a)[1])
+    with pytest.raises(ValueError, match=r"linalg.qr: no derivative for 5 × 3 matrices"):
+        grad(lambda x: ops.sum(ops.qr(x, "complete")[0]))(Tensor(a))
+    with pytest.raises(ValueError, match=r"linalg.svd: no derivative for 5 × 3 matrices"):
+        grad(lambda x: ops.sum(ops.svd(x, full_matrices=True)[1]))(Tensor(a))
+    with pytest.raises(ValueError, match="qr: mode must be 'reduced' or 'complete'"):
+        ops.qr(a, "r")
 
 
 def test_eigh_reads_the_chosen_triangle():

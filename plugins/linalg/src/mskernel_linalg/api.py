@@ -11,9 +11,9 @@ import numpy as np
 from mskernel import ops as F
 from mskernel_sdk import Tensor, apply
 
-from .ops import CHOLESKY, EIGH, INVERSE, SLOGDET, SOLVE
+from .ops import CHOLESKY, EIGH, INVERSE, QR, SLOGDET, SOLVE, SVD
 
-__all__ = ["cholesky", "det", "eigh", "inverse", "lstsq", "slogdet", "solve"]
+__all__ = ["cholesky", "det", "eigh", "inverse", "lstsq", "qr", "slogdet", "solve", "svd"]
 
 
 def _matrix(x: Any) -> Tensor:
@@ -66,6 +66,23 @@ def eigh(a: Any, UPLO: str = "L") -> tuple[Tensor, Tensor]:
         raise ValueError(f"eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     t = _matrix(a)
     return apply(EIGH, t if UPLO == "L" else F.swapaxes(t, -1, -2))
+
+
+def qr(input: Any, mode: str = "reduced") -> tuple[Tensor, Tensor]:
+    """``(Q, R)`` with ``input = Q @ R``, orthonormal columns in ``Q`` and an upper-triangular
+    ``R``: ``Q`` is ``[..., m, min(m, n)]`` (``mode="reduced"``) or ``[..., m, m]``
+    (``"complete"``, not differentiable when ``m > n``)."""
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    return apply(QR, _matrix(input), complete=mode == "complete")
+
+
+def svd(input: Any, full_matrices: bool = False, compute_uv: bool = True) -> Any:
+    """MindSpore's ``ops.svd``: ``(s, u, v)`` with ``input = u @ diag(s) @ vᵀ`` and ``s``
+    descending (``v``, not PyTorch's ``vh``), or ``s`` alone unless ``compute_uv``; with
+    ``full_matrices`` ``u`` and ``v`` are square (not differentiable for a non-square input)."""
+    s, u, vh = apply(SVD, _matrix(input), full_matrices=full_matrices)
+    return (s, u, F.swapaxes(vh, -1, -2)) if compute_uv else s
 
 
 def lstsq(input: Any, A: Any) -> Tensor:

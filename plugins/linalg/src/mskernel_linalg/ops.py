@@ -8,7 +8,13 @@ the rest of a graph.  Every op takes stacks of matrices: leading axes are a batc
 - ``linalg.cholesky(a: f[..., n, n]) -> f[..., n, n]``, the lower factor ``l`` of a symmetric
   positive-definite ``a = l @ l.T`` (the lower triangle of ``a`` is read);
 - ``linalg.eigh(a: f[..., n, n]) -> (w f[..., n], v f[..., n, n])``, the ascending eigenvalues
-  and orthonormal eigenvectors (columns) of a symmetric ``a`` (its lower triangle is read).
+  and orthonormal eigenvectors (columns) of a symmetric ``a`` (its lower triangle is read);
+- ``linalg.qr(a: f[..., m, n], complete=False) -> (q f[..., m, k], r f[..., k, n])``, ``a = q @ r``
+  with orthonormal columns in ``q`` and an upper-triangular ``r``; ``k = min(m, n)``, or ``m``
+  when ``complete``;
+- ``linalg.svd(a: f[..., m, n], full_matrices=False) -> (s f[..., k], u f[..., m, k],
+  vh f[..., k, n])``, ``a = u @ diag(s) @ vh`` with descending ``s``; ``u`` is ``[..., m, m]`` and
+  ``vh`` ``[..., n, n]`` when ``full_matrices``.
 
 A singular matrix gives what LAPACK gives (``inf``/``nan`` entries for ``inverse`` and
 ``solve``, ``sign = 0`` for ``slogdet``); a matrix that is not positive definite is an error
@@ -20,17 +26,27 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from mskernel_sdk import HostKernel, InferError, OpDef, TensorType, require_kind, require_tensor
+from mskernel_sdk import (
+    Attr, HostKernel, InferError, OpDef, TensorType, require_kind, require_tensor,
+)
 
 INVERSE, SOLVE, SLOGDET = "linalg.inverse", "linalg.solve", "linalg.slogdet"
 CHOLESKY, EIGH = "linalg.cholesky", "linalg.eigh"
+QR, SVD = "linalg.qr", "linalg.svd"
 FLOATS = ("float32", "float64")
 
 
-def _square(a: Any, what: str = "a") -> TensorType:
+def _matrix(a: Any, what: str = "a") -> TensorType:
     t = require_tensor(a, what)
     require_kind(t, "f", "a floating-point matrix")
-    if t.rank < 2 or t.shape[-1] != t.shape[-2]:
+    if t.rank < 2:
+        raise InferError(f"{what} must be a matrix or a stack of them [..., m, n], got {t}")
+    return t
+
+
+def _square(a: Any, what: str = "a") -> TensorType:
+    t = _matrix(a, what)
+    if t.shape[-1] != t.shape[-2]:
         raise InferError(f"{what} must be a square matrix or a stack of them [..., n, n], "
                          f"got {t}")
     return t
@@ -68,6 +84,35 @@ def _eigh(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w.astype(a.dtype), v.astype(a.dtype)
 
 
+def _factors(t: TensorType, *shapes: tuple[int, int]) -> tuple[TensorType, ...]:
+    return tuple(t.with_shape(t.shape[:-2] + shape) for shape in shapes)
+
+
+def _infer_qr(a: Any, complete: bool = False) -> tuple[TensorType, ...]:
+    t = _matrix(a)
+    m, n = t.shape[-2:]
+    k = m if complete else min(m, n)
+    return _factors(t, (m, k), (k, n))
+
+
+def _qr(a: np.ndarray, complete: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    q, r = np.linalg.qr(a, mode="complete" if complete else "reduced")
+    return q.astype(a.dtype), r.astype(a.dtype)
+
+
+def _infer_svd(a: Any, full_matrices: bool = False) -> tuple[TensorType, ...]:
+    t = _matrix(a)
+    m, n = t.shape[-2:]
+    k = min(m, n)
+    u, vh = ((m, m), (n, n)) if full_matrices else ((m, k), (k, n))
+    return (t.with_shape(t.shape[:-2] + (k,)), *_factors(t, u, vh))
+
+
+def _svd(a: np.ndarray, full_matrices: bool = False) -> tuple[np.ndarray, ...]:
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return s.astype(a.dtype), u.astype(a.dtype), vh.astype(a.dtype)
+
+
 def _same(a: Any) -> TensorType:
     return _square(a)
 
@@ -98,6 +143,10 @@ OPS: list[OpDef] = [
           doc="the lower Cholesky factor of a symmetric positive-definite matrix"),
     OpDef(EIGH, ("a",), lambda a: (_vector(_square(a)), _square(a)), _eigh, owner=_OWNER,
           doc="ascending eigenvalues and orthonormal eigenvectors of a symmetric matrix"),
+    OpDef(QR, ("a",), _infer_qr, _qr, attrs=(Attr("complete", "bool", False),), owner=_OWNER,
+          doc="the QR decomposition: orthonormal columns q, upper-triangular r, a = q @ r"),
+    OpDef(SVD, ("a",), _infer_svd, _svd, attrs=(Attr("full_matrices", "bool", False),),
+          owner=_OWNER, doc="singular values (descending) and vectors: a = u @ diag(s) @ vh"),
 ]
 
 #: LAPACK through ``numpy.linalg``: the reference semantics are the host kernels.

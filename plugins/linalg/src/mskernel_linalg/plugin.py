@@ -10,7 +10,7 @@ from mskernel_sdk import HOST_KERNEL_RULE, PluginInfo, hookimpl
 from . import __version__
 
 #: ``mskernel.ops.<name>`` → ``mskernel_linalg.api:<name>``.
-OPS_NAMES = ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")
+OPS_NAMES = ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq", "qr", "svd")
 
 
 @hookimpl
@@ -18,8 +18,8 @@ def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(name="linalg", version=__version__, kind="library",
                       provides=[*(f"namespace:ops.{n}" for n in OPS_NAMES), "ops:linalg.*",
                                 "rules:linalg.*", "host_kernels:linalg.*"],
-                      description="matrix inverse, solve, determinant, Cholesky and symmetric "
-                                  "eigendecomposition with derivatives")
+                      description="matrix inverse, solve, determinant, Cholesky, symmetric "
+                                  "eigendecomposition, QR and SVD with derivatives")
 
 
 @hookimpl

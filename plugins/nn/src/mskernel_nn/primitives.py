@@ -237,7 +237,7 @@ TABLE: tuple[Row, ...] = (
              ("LogicalOr", "logical_or"), ("FloorDiv", "floor_divide"),
              ("FloorMod", "remainder"), ("Atan2", "atan2"),
              ("SquaredDifference", "squared_difference")),
-    *_reductions(("ReduceMean", "mean"), ("ReduceMax", "max"), ("ReduceMin", "min"),
+    *_reductions(("ReduceMean", "mean"), ("ReduceMax", "amax"), ("ReduceMin", "amin"),
                  ("ReduceProd", "prod"), ("ReduceAll", "all"), ("ReduceAny", "any")),
     Row("ReduceSum", "reduce_sum", "keep_dims=False, skip_mode=False", "x, axis=()"),
     Row("Argmax", "arg_extreme", "axis=-1, output_type=int32", "x",

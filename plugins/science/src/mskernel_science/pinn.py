@@ -318,7 +318,7 @@ class PINN:
             out = []
             for k, fn in enumerate(per_term):
                 flat = ops.concat([ops.reshape(ops.abs(g), (-1,)) for g in fn(*batch)])
-                out.append(ops.max(flat) if k == 0 else ops.mean(flat))
+                out.append(ops.amax(flat) if k == 0 else ops.mean(flat))
             return tuple(out)
 
         return stats
