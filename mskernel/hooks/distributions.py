@@ -22,7 +22,8 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-data": ("dataset", "mindrecord"),
     "mskernel-onnx": ("export", "load"),
     "mskernel-linalg": tuple(f"ops.{n}" for n in
-                             ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq")),
+                             ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq",
+                              "qr", "svd")),
     "mskernel-parallel": ("communication", "parallel"),
     "mskernel-quantum": ("quantum",),
     "mskernel-federated": ("federated",),

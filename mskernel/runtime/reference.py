@@ -92,22 +92,48 @@ def generate(graph: Graph, registry: OpLookup[OpDef],
     arrays of ``backend`` (only for graphs whose inputs are all tensors)."""
     code = _Code(registry)
     params = [code.name_input(i, v) for i, v in enumerate(graph.inputs)]
-    for node in graph.nodes:
+    labels: dict[int, str] = {}  # line of the generated source → the node it runs
+    for index, node in enumerate(graph.nodes):
+        first = len(code.lines)
         code.node(node)
+        label = f"node {index} '{node.op}'{node.where()} of @{graph.name}"
+        labels.update((line, label) for line in range(first, len(code.lines)))
     results = ", ".join(code.wrapped(v, backend) for v in graph.outputs)
+    header = ["def run(args):", *([f"    {', '.join(params)}, = args"] if params else []),
+              "    token = _quiet()", "    try:"]
     source = "\n".join([
-        "def run(args):",
-        *([f"    {', '.join(params)}, = args"] if params else []),
-        "    token = _quiet()",
-        "    try:",
+        *header,
         *(f"        {line}" for line in code.lines or ["pass"]),
+        "    except Exception as exc:",
+        "        raise _located(exc) from exc.__cause__",
         "    finally:",
         "        _loud(token)",
         f"    return [{results}]",
     ])
-    namespace = dict(code.namespace, _quiet=_quiet, _loud=_loud)
-    exec(compile(source, f"<reference @{graph.name}>", "exec"), namespace)
+    filename = f"<reference @{graph.name}>"
+    lines = {len(header) + 1 + line: label for line, label in labels.items()}
+    namespace = dict(code.namespace, _quiet=_quiet, _loud=_loud,
+                     _located=functools.partial(_located, filename, lines))
+    exec(compile(source, filename, "exec"), namespace)
     return namespace["run"]  # type: ignore[no-any-return]
+
+
+def _located(filename: str, labels: dict[int, str], exc: Exception) -> Exception:
+    """``exc`` raised by a generated function, as the same kind of error with the failing
+    node (index, op, the user's line) in front of its message, as the cpu backend names it."""
+    tb, line = exc.__traceback__, None
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename == filename:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    if line not in labels:
+        return exc
+    try:
+        located = type(exc)(f"{labels[line]}: {exc}")
+    except Exception:  # an exception type with another constructor: a note instead
+        exc.add_note(labels[line])
+        return exc
+    return located.with_traceback(exc.__traceback__)
 
 
 class _Code:

@@ -33,3 +33,17 @@ def test_compiled_reference_run_equals_interpreter(sample):
     for got, want in zip(actual_args, expected_args):
         if isinstance(got, RefCell):
             assert_close(got.value.to_host(), want.value, got.type.dtype, what=str(sample))
+
+
+def test_a_failing_node_is_named_with_the_users_line():
+    import mskernel as ms
+    from mskernel import ops
+
+    @ms.jit(backend="reference")
+    def pick(x, i):
+        return ops.gather(x, i, 0) * 2.0
+
+    line = pick.python_function.__code__.co_firstlineno + 2
+    with pytest.raises(IndexError, match=rf"node \d+ 'gather' at \S+:{line} of @pick: gather: "
+                                         r"index 5 at indices\[1\] is out of range"):
+        pick(np.ones((3, 2), np.float32), np.array([0, 5]))
