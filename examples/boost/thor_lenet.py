@@ -71,8 +71,10 @@ def main() -> None:
         if reached is None and accuracy >= args.target:
             reached = epoch
             break
-    print(f"{args.optimizer}: {'reached ' + format(args.target, '.0%') + ' at epoch ' + str(reached) if reached else 'did not reach ' + format(args.target, '.0%')}"
-          f", {train_seconds / (max(epoch, 1) * steps) * 1e3:.1f} ms per step")
+    outcome = (f"reached {args.target:.0%} at epoch {reached}" if reached
+               else f"did not reach {args.target:.0%} in {args.epochs} epochs")
+    print(f"{args.optimizer}: {outcome}, "
+          f"{train_seconds / (max(epoch, 1) * steps) * 1e3:.1f} ms per step")
 
 
 if __name__ == "__main__":
