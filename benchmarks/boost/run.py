@@ -16,8 +16,8 @@ It prints the median step time of each and the ratios the targets are stated in 
 fp32 in the same run, O2 against PyTorch's autocast).  Then, for resnet_small and LeNet, the
 mean step time of each Boost level (``mskernel.amp.build_train_network(...,
 boost_level=...)``: LessBN, gradient freezing; O2 adds AdaSum, which changes nothing in one
-process) against O0, over whole freezing cycles.  The host's load average is printed beside.  OpenMP's
-threads (PyTorch's) wait passively (``OMP_WAIT_POLICY=passive``, set before torch loads):
+process) against O0, over whole freezing cycles.  The host's load average is printed beside.
+OpenMP's threads (PyTorch's) wait passively (``OMP_WAIT_POLICY=passive``, set before torch loads):
 spinning ones would steal the CPUs from the steps timed after them.
 """
 

@@ -1,8 +1,8 @@
 """The module named by the ``mskernel.plugins`` entry point ``boost``: registers the
 mixed-precision passes and pipelines, the training transform ``amp`` behind
 ``Model(amp_level=...)`` and the Boost algorithms behind ``Model(boost_level=...)``, and
-the user namespaces ``mskernel.amp`` and ``mskernel.boost`` (AutoBoost, THOR).  Importing it loads no
-pass or layer code."""
+the user namespaces ``mskernel.amp`` and ``mskernel.boost`` (AutoBoost, THOR).  Importing
+it loads no pass or layer code."""
 
 from __future__ import annotations
 

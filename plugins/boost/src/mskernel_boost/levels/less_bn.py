@@ -5,11 +5,12 @@ Batch normalisation costs a statistics pass over every activation, forward and b
 identity (``nn.Identity``, in place; their parameters leave the network), and
 :func:`adaptive_clip` is what keeps training stable without them (Brock et al., 2021, the
 normaliser-free networks' clipping): each output unit's gradient row ``g`` of a weight ``w``
-is scaled to ``min(1, clip · max(‖w‖, 1e-3) / ‖g‖)``.  ``fn_flag`` replaces the last dense
+is scaled to ``min(1, clip · max(‖w‖, 1e-3) / ‖g‖)``. ``fn_flag`` replaces the last dense
 layer by MindSpore's ``CommonHeadLastFN`` (normalised inputs and weights times a multiplier;
 the optimizer was made before, so the multiplier is a fixed scale of 16, as in cosine
-classifiers, and the layer trains the dense layer's own weight and bias), and :func:`centralize` is MindSpore's gradient centralisation (``gc_flag``):
-a weight gradient loses its mean over all but the output axis.
+classifiers, and the layer trains the dense layer's own weight and bias), and
+:func:`centralize` is MindSpore's gradient centralisation (``gc_flag``): a weight gradient
+loses its mean over all but the output axis.
 """
 
 from __future__ import annotations
