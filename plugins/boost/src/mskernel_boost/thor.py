@@ -70,14 +70,18 @@ class _Probed:
 
     # -- the factors ------------------------------------------------------------------------
 
-    def rows(self, x: Tensor) -> Tensor:
-        """The layer's inputs as rows ``a``: a dense layer's input, a convolution's patches."""
+    def input_factor(self, x: Tensor) -> Tensor:
+        """``A``: the mean outer product of the layer's inputs — a dense layer's input rows,
+        a convolution's patches (summed per image as ``patches @ patchesᵀ``, without
+        transposing the patches)."""
         if isinstance(self.layer, Dense):
-            return F.reshape(x, (-1, x.shape[-1]))
+            a = F.reshape(x, (-1, x.shape[-1]))
+            return F.divide(F.matmul(F.transpose(a), a), float(a.shape[0]))
         conv = self.layer
         patches = mskernel.ops.unfold(x, conv.kernel_size, conv.dilation, _padding(conv),
                                       conv.stride)               # [N, C kh kw, L]
-        return F.reshape(F.transpose(patches, (0, 2, 1)), (-1, patches.shape[1]))
+        per_image = F.matmul(patches, F.transpose(patches, (0, 2, 1)))
+        return F.divide(F.sum(per_image, axis=0), float(patches.shape[0] * patches.shape[2]))
 
     def output_rows(self, g: Tensor) -> Tensor:
         """The output gradient as rows ``g`` (a convolution's: one per output pixel)."""
@@ -112,11 +116,9 @@ def _padding(conv: Conv2d) -> tuple[int, int]:
 def kronecker_factors(layer: _Probed, x: Tensor, g: Tensor) -> tuple[Tensor, Tensor]:
     """``(A, G)`` of ``layer`` from its input ``x`` and the loss's gradient ``g`` with respect
     to its output (see :mod:`mskernel_boost.thor`)."""
-    a = layer.rows(x)
-    a_factor = F.divide(F.matmul(F.transpose(a), a), float(a.shape[0]))
-    batch = float(x.shape[0])
     rows = layer.output_rows(g)
-    return a_factor, F.multiply(F.matmul(F.transpose(rows), rows), batch)
+    g_factor = F.multiply(F.matmul(F.transpose(rows), rows), float(x.shape[0]))
+    return layer.input_factor(x), g_factor
 
 
 def damped_inverse(factor: Tensor, damping: Tensor) -> Tensor:
