@@ -35,7 +35,9 @@ import mskernel
 import numpy as np
 from mskernel import float32, ops as F
 from mskernel_sdk import MskernelError, Parameter, Tensor, active_trace, trace_function
-from mskernel.nn import Cell, Conv2d, Dense, Momentum, WithEvalCell
+from mskernel.nn import (
+    Cell, Conv2d, Dense, Momentum, TrainOneStepCell, WithEvalCell, WithLossCell,
+)
 
 __all__ = ["ConvertModelUtils", "THOR", "ThorTrainOneStepCell", "thor"]
 
@@ -207,21 +209,18 @@ def thor(net: Cell, learning_rate: Any, damping: Any, momentum: float,
     return THOR(net, learning_rate, damping, momentum, weight_decay, use_nesterov, frequency)
 
 
-class ThorTrainOneStepCell(Cell):
+class ThorTrainOneStepCell(TrainOneStepCell):
     """One THOR training step of ``network`` with ``loss_fn`` (``loss_fn(network(x),
     label)``): the loss, the weights' and the layers' output gradients in one backward pass,
     the factors and their damped inverses when ``global_step`` is a multiple of the
     optimizer's ``frequency``, the preconditioned momentum update.  Returns the loss."""
 
     def __init__(self, network: Cell, loss_fn: Cell, optimizer: THOR) -> None:
-        super().__init__(auto_prefix=False)
         if not isinstance(optimizer, THOR):
             raise TypeError(f"ThorTrainOneStepCell needs the optimizer of mskernel.boost.thor, "
                             f"got {type(optimizer).__name__}")
-        self.network = network
-        self.loss_fn = loss_fn
-        self.optimizer = optimizer
-        self.weights = optimizer.parameters
+        super().__init__(WithLossCell(network, loss_fn), optimizer)
+        self.backbone = network
         object.__setattr__(self, "_shapes", {})
         object.__setattr__(self, "_refresh", True)
 
@@ -234,7 +233,7 @@ class ThorTrainOneStepCell(Cell):
             for layer, probe in zip(layers, probes):
                 layer.probe = probe
             try:
-                return self.loss_fn(self.network(x), label)
+                return self.network(x, label)
             finally:
                 for layer in layers:
                     layer.probe = None
@@ -264,9 +263,9 @@ class ThorTrainOneStepCell(Cell):
     def _output_shapes(self, x: Tensor) -> list[tuple[int, ...]]:
         """Each wrapped layer's output shape for an input like ``x`` (traced once per input
         type and training mode, outside any enclosing trace)."""
-        key = (x.type, self.network.__jit_state__())
+        key = (x.type, self.backbone.__jit_state__())
         if key not in self._shapes:
-            contextvars.Context().run(trace_function, self.network, [x.type], "thor_shapes")
+            contextvars.Context().run(trace_function, self.backbone, [x.type], "thor_shapes")
             self._shapes[key] = [layer.out_shape for layer in self.optimizer.layers]
         return self._shapes[key]  # type: ignore[no-any-return]
 

@@ -19,8 +19,8 @@ from typing import Any, Optional
 import mskernel
 import numpy as np
 from mskernel import ops as F
-from mskernel_sdk import Parameter, Tensor, active_trace, data_parallel_group
-from mskernel.nn import Cell, Optimizer
+from mskernel_sdk import Parameter, Tensor, active_trace
+from mskernel.nn import Cell, Optimizer, TrainOneStepCell
 
 from .config import BoostConfig
 from .freeze import freeze_sequence, parameter_groups
@@ -29,27 +29,18 @@ from .less_bn import adaptive_clip, centralize
 __all__ = ["BoostTrainOneStepCell"]
 
 
-class BoostTrainOneStepCell(Cell):
+class BoostTrainOneStepCell(TrainOneStepCell):
     """One boosted training step of ``network`` (a network with its loss) and ``optimizer``
     as ``config`` says; returns the loss."""
 
     def __init__(self, network: Cell, optimizer: Optimizer, config: BoostConfig,
                  parallel_mode: Optional[str] = None) -> None:
-        super().__init__(auto_prefix=False)
-        if not isinstance(optimizer, Optimizer):
-            raise TypeError(f"BoostTrainOneStepCell: optimizer must be an nn Optimizer, got "
-                            f"{type(optimizer).__name__}")
-        self.network = network
-        self.optimizer = optimizer
-        self.weights = optimizer.parameters
+        super().__init__(network, optimizer, parallel_mode)
         object.__setattr__(self, "config", config)
-        self.data_parallel = data_parallel_group(parallel_mode)
         if config.enabled("adasum") and self.data_parallel is not None:
             raise NotImplementedError(
                 "boost: AdaSum needs every rank's gradients, and the data-parallel seam "
                 "(mskernel_sdk.DataParallelGroup) reduces by sums only")
-        if self.data_parallel is not None:
-            self.data_parallel.prepare(self.weights)
         self.boost_step = Parameter(np.array(0, np.int32), name="boost_step",
                                     requires_grad=False)
         groups = (parameter_groups(self.weights, config.param_groups)
