@@ -28,7 +28,6 @@ layer's output, so autodiff computes it with the weights' gradients in one backw
 from __future__ import annotations
 
 import contextvars
-import math
 from typing import Any, Optional, Sequence
 
 import mskernel

@@ -109,7 +109,7 @@ def configure(level: str, config: Mapping[str, Any]) -> BoostConfig:
                 setattr(out, key, value)
             elif key not in ("gradient_split_groups", "device_number") or section != "common":
                 raise ValueError(f"boost_config_dict[{section!r}]: unknown key {key!r}"
-                                 + ("" if key not in names else f" (it belongs elsewhere)"))
+                                 + ("" if key not in names else " (it belongs elsewhere)"))
     if out.enabled("dim_reduce"):
         raise ValueError("boost: dim_reduce needs principal components computed from saved "
                          "checkpoints, which mskernel-boost does not provide")
