@@ -16,7 +16,9 @@ It prints the median step time of each and the ratios the targets are stated in 
 fp32 in the same run, O2 against PyTorch's autocast).  Then, for resnet_small and LeNet, the
 mean step time of each Boost level (``mskernel.amp.build_train_network(...,
 boost_level=...)``: LessBN, gradient freezing; O2 adds AdaSum, which changes nothing in one
-process) against O0, over whole freezing cycles.  The host's load average is printed beside.
+process) against O0, over whole freezing cycles.  Last, THOR's mean step time (refreshing
+its inverses every ``frequency`` steps) against momentum SGD's on the same workloads.  The
+host's load average is printed beside.
 OpenMP's threads (PyTorch's) wait passively (``OMP_WAIT_POLICY=passive``, set before torch loads):
 spinning ones would steal the CPUs from the steps timed after them.
 """
@@ -46,6 +48,8 @@ BOOST_LEVELS = ("O0", "O1", "O2")
 #: steps before timing a Boost level: the freezing schedule visits its groups (one graph
 #: each) within them
 WARMUP_STEPS = 40
+#: THOR's inverse refresh periods measured (mean over one period of the longest)
+THOR_FREQUENCIES = (20, 50)
 
 
 def mskernel_step(workload: Workload, level: str) -> Callable[[], float]:
@@ -73,6 +77,14 @@ def boost_step(workload: Workload, level: str) -> Callable[[], float]:
     loss = nn.MSELoss() if workload.name == "transformer" else nn.CrossEntropyLoss()
     optimizer = nn.Momentum(net.trainable_params(), 0.01, 0.9)
     cell = mskernel.amp.build_train_network(net, optimizer, loss, boost_level=level)
+    return mskernel_models.make_step(workload, cell.set_train(True), graph=True)
+
+
+def thor_step(workload: Workload, frequency: int) -> Callable[[], float]:
+    net = mskernel_models.build_model(workload)
+    loss = nn.MSELoss() if workload.name == "transformer" else nn.CrossEntropyLoss()
+    optimizer = mskernel.boost.thor(net, 0.01, 0.05, 0.9, frequency=frequency)
+    cell = mskernel.boost.ThorTrainOneStepCell(net, loss, optimizer)
     return mskernel_models.make_step(workload, cell.set_train(True), graph=True)
 
 
@@ -148,6 +160,14 @@ def main(argv: list[str] | None = None) -> None:
                           args.per_round * 3)
         print(f"{key:<20}" + "".join(f"{ms[lv] * 1e3:>11.2f} ms" for lv in BOOST_LEVELS)
               + "".join(f"{ms['O0'] / ms[lv]:>13.2f}x" for lv in BOOST_LEVELS[1:]), flush=True)
+    print(f"\n{'THOR':<20}{'momentum':>14}" + "".join(f"{'THOR f=' + str(f):>14}"
+                                                   for f in THOR_FREQUENCIES))
+    for key in args.boost_workloads:
+        workload = WORKLOADS[key]
+        steps = {"momentum": mskernel_step(workload, "fp32")}
+        steps.update({f"f={f}": thor_step(workload, f) for f in THOR_FREQUENCIES})
+        ms = measure_mean(steps, 1, max(THOR_FREQUENCIES))
+        print(f"{key:<20}" + "".join(f"{v * 1e3:>11.2f} ms" for v in ms.values()), flush=True)
     print(f"load average after: {os.getloadavg()[0]:.1f}")
 
 
