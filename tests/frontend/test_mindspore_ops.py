@@ -116,7 +116,7 @@ def test_tensordot_kron_cross_diagonal_trace_against_numpy():
 @pytest.mark.parametrize("ord, axis", [
     (None, None), (2, -1), (1, 1), (math.inf, 0), (-math.inf, 2), (0, -1), (3, (1,)),
     (0.5, 2), ("fro", (1, 2)), (1, (1, 2)), (-1, (2, 1)), (math.inf, (1, 2)),
-    (-math.inf, (0, 2)),
+    (-math.inf, (0, 2)), ("nuc", (1, 2)), (2, (2, 0)), (-2, (0, 1)),
 ])
 def test_norm_is_torch_linalg_norm(ord, axis):
     want = torch.linalg.norm(torch.tensor(X), ord, axis).numpy()
@@ -125,9 +125,9 @@ def test_norm_is_torch_linalg_norm(ord, axis):
         torch.linalg.norm(torch.tensor(X), ord, axis, keepdim=True).shape
 
 
-def test_norms_that_need_singular_values_say_so():
-    with pytest.raises(ValueError, match="ord='nuc' needs singular values"):
-        ops.norm(X[0], "nuc")
+def test_an_unknown_matrix_norm_says_which_are_known():
+    with pytest.raises(ValueError, match=r"no matrix norm ord=3; 'fro', 'nuc', ±1, ±2 and ±inf"):
+        ops.norm(X[0], 3, (0, 1))
 
 
 # -- statistics and search ----------------------------------------------------------------------

@@ -17,7 +17,7 @@ from ._core import Axis, _axes, _axis, _inexact, _ints, _op, asarray
 from .elementwise import abs, multiply, not_equal, pow, sqrt, subtract
 from .indexing import take
 from .reduction import amax, amin, sum
-from .shape import broadcast_arrays, moveaxis, reshape, stack
+from .shape import broadcast_arrays, expand_dims, moveaxis, reshape, stack
 
 _LETTERS = "abcdefghijklmnopqrstuvwxy"
 
@@ -119,9 +119,9 @@ def trace(x: Any) -> Tensor:
 def norm(x: Any, ord: Union[None, float, str] = None, axis: Axis = None,
          keepdims: bool = False) -> Tensor:
     """Vector norms (``ord`` a number or ±inf; 2 when None) over one axis, matrix norms
-    (``"fro"``, 1, -1, inf, -inf) over two; over every axis, flattened, when ``axis`` and
-    ``ord`` are None (``torch.linalg.norm``).  The norms that need singular values
-    (``"nuc"``, ±2 over two axes) are not available."""
+    (``"fro"``, ``"nuc"``, ±1, ±2, ±inf) over two; over every axis, flattened, when ``axis``
+    and ``ord`` are None (``torch.linalg.norm``).  ``"nuc"`` and ±2 take the singular values
+    from ``ops.svd`` (mskernel-linalg)."""
     t = _inexact(x)
     axes = _axes(axis)
     if axes is None:
@@ -146,12 +146,18 @@ def _matrix_norm(t: Tensor, ord: Union[float, str], axes: tuple[int, ...],
                  keepdims: bool) -> Tensor:
     if ord == "fro":
         return norm(t, None, axes, keepdims)
-    if ord not in (1, -1, math.inf, -math.inf):
-        raise ValueError(f"norm: the matrix norm ord={ord!r} needs singular values, which "
-                         "mskernel does not compute yet; 'fro', 1, -1, inf and -inf work")
+    if ord not in (1, -1, 2, -2, math.inf, -math.inf, "nuc"):
+        raise ValueError(f"norm: no matrix norm ord={ord!r}; 'fro', 'nuc', ±1, ±2 and ±inf are")
     rows, cols = (_axis(a, t.ndim) for a in axes)
+    extreme = amax if ord in (1, 2, math.inf) else amin
+    if ord in (2, -2, "nuc"):
+        from ... import ops  # ops.svd comes from mskernel-linalg
+
+        s = ops.svd(moveaxis(t, (rows, cols), (-2, -1)), compute_uv=False)
+        result = sum(s, -1) if ord == "nuc" else extreme(s, -1)
+        return expand_dims(result, (rows, cols)) if keepdims else result
     summed, other = (rows, cols) if ord in (1, -1) else (cols, rows)
     totals = sum(abs(t), summed, keepdims=True)
-    result = (amax if ord > 0 else amin)(totals, other, keepdims=True)
+    result = extreme(totals, other, keepdims=True)
     return result if keepdims else reshape(result, [n for i, n in enumerate(t.shape)
                                                     if i not in (rows, cols)])
