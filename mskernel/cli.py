@@ -93,6 +93,10 @@ def _list(plugin_host: PluginHost, args: argparse.Namespace) -> int:
         print(table(headers, rows, terminal_width()))
     else:
         print("no plugins installed (none in the entry-point group 'mskernel.plugins')")
+    for name, entry in sorted(plugin_host.backends.entries.items()):
+        availability = entry.availability()
+        if not availability.available:
+            print(f"backend '{name}' ({entry.owner}) unavailable: {availability.reason}")
     core_ops = sum(op.owner == CORE for op in plugin_host.ops)
     print(f"\ncore: mskernel {__version__}, plugin API {PLUGIN_API_VERSION} "
           f"(reference backend, {core_ops} ops)")

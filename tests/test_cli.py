@@ -148,6 +148,32 @@ def test_list_fits_the_terminal_summarising_what_each_plugin_provides(
     assert "".join(out.split()).count("namespace:wide") == 14
 
 
+NO_DEVICE = """
+from mskernel.hooks import hookimpl
+from mskernel.runtime import Availability
+from mskernel.runtime.reference import ReferenceBackend
+
+
+class Missing(ReferenceBackend):
+    def availability(self):
+        return Availability(available=False, reason="no driver: libfoo.so not found")
+
+
+@hookimpl
+def mskernel_register_backends(backends):
+    backends.register("foo", Missing, priority=5)
+"""
+
+
+def test_list_names_each_unavailable_backend_with_its_reason(capsys, sandbox):
+    sandbox.install("mskernel-foo", {"foo": "mskernel_foo.plugin"},
+                    modules={"mskernel_foo.plugin": NO_DEVICE})
+    code, out, _ = run(capsys, "plugins", "list")
+    assert code == 0
+    assert ("backend 'foo' (mskernel-foo) unavailable: no driver: libfoo.so not found"
+            in out.splitlines())
+
+
 def test_provides_summary_counts_each_kind_and_keeps_single_values():
     assert provides_summary([]) == "-"
     assert provides_summary(["backend:cpu", "ops:cpu.*", "passes:cpu.*"]) == (

@@ -24,7 +24,9 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-linalg": tuple(f"ops.{n}" for n in
                              ("inverse", "solve", "det", "slogdet", "cholesky", "eigh", "lstsq",
                               "qr", "svd")),
-    "mskernel-parallel": ("communication", "parallel"),
+    "mskernel-parallel": ("communication", "parallel", *(f"ops.{n}" for n in (
+        "AllGather", "AllReduce", "AlltoAll", "Broadcast", "NeighborExchange", "Receive",
+        "ReduceOp", "ReduceScatter", "Send"))),
     "mskernel-quantum": ("quantum",),
     "mskernel-federated": ("federated",),
     "mskernel-reinforcement": ("rl",),

@@ -10,11 +10,12 @@ from .backend import (
 )
 from .executor import CompiledGraph, compile_graph, explain
 from .host_kernels import HOST_KERNEL_RULE, HostKernel
-from .partition import FallbackWarning, PartitionPlan, partition
+from .partition import SCHEDULE_EARLY, FallbackWarning, PartitionPlan, partition
 from .state import TOKEN_VALUE, RefCell
 
 __all__ = [
     "Availability", "Backend", "Capabilities", "CompileOptions", "CompiledGraph", "DeviceArray",
     "Executable", "FallbackWarning", "HOST_KERNEL_RULE", "HostKernel", "OpSupport",
-    "PartitionPlan", "RefCell", "TOKEN_VALUE", "compile_graph", "explain", "partition",
+    "PartitionPlan", "RefCell", "SCHEDULE_EARLY", "TOKEN_VALUE", "compile_graph", "explain",
+    "partition",
 ]

@@ -17,7 +17,8 @@ semantics, so a plugin's NumPy implementation serves as both:
   must not write into its inputs); the node's attributes as keywords;
 - it returns one array, or a tuple of arrays exactly when the op has several outputs, each of
   the shape the op's rule inferred; results are converted to the inferred dtype (a wrong
-  shape is an error naming the op and the plugin);
+  shape is an error naming the op and the plugin) and may become the backend's arrays as
+  they are, so a kernel must not keep or change them;
 - it is a pure function of its inputs and attributes, callable from any thread.
 
 Only nodes whose inputs and outputs are tensors, without regions, of the ``dtypes`` given
@@ -42,6 +43,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Optional, Sequence
 
+import numpy as np
 
 from ..errors import PluginError
 from ..ir.dtypes import DType, dtype as to_dtype
@@ -98,8 +100,11 @@ def host_kernels(rules: Any) -> dict[str, HostKernel]:
 
 class HostKernelExecutable(Executable):
     """Runs a segment of host-kernel nodes for ``backend``: takes and returns the backend's
-    device arrays, converting them to host arrays (no copy beyond the backend's ``to_host``
-    and ``to_device``) around the kernels."""
+    device arrays, converting them to host arrays around the kernels — a host-memory
+    backend's arrays that are NumPy arrays in reference storage as they are (read-only, no
+    copy), any other through the backend's ``to_host``; results that the backend can hold as
+    they are (:meth:`Backend.share`: a new, writeable array in its layout) without a copy, any
+    other through ``to_device``."""
 
     def __init__(self, graph: Graph, backend: Backend, kernels: Mapping[str, HostKernel]) -> None:
         super().__init__(graph)
@@ -107,16 +112,29 @@ class HostKernelExecutable(Executable):
         self.kernels = {node: kernels[node.op] for node in graph.nodes}
 
     def run(self, args: Sequence[Any]) -> list[Any]:
-        to_host = self.backend.to_host
-        env: dict[Value, Any] = {v: a if a is TOKEN_VALUE else to_host(a)
+        env: dict[Value, Any] = {v: _on_host(self.backend, a)
                                  for v, a in zip(self.graph.inputs, args)}
         for node, kernel in self.kernels.items():
             arrays = [_read_only(env[v]) for v in node.inputs]
             what = f"host kernel ({kernel.owner})"
             env.update(zip(node.outputs, call_kernel(node, kernel.fn, arrays, what=what)))
-        to_device = self.backend.to_device
-        return [to_device(env[v], v.type) if isinstance(v.type, TensorType) else env[v]
-                for v in self.graph.outputs]
+        return [_on_device(self.backend, env[v], v.type) if isinstance(v.type, TensorType)
+                else env[v] for v in self.graph.outputs]
+
+
+def _on_host(backend: Backend, array: Any) -> Any:
+    if array is TOKEN_VALUE:
+        return array
+    data = array.data
+    if backend.host_memory and isinstance(data, np.ndarray) and (
+            data.dtype == array.type.dtype.storage):
+        return data
+    return backend.to_host(array)
+
+
+def _on_device(backend: Backend, array: np.ndarray, type: TensorType) -> Any:
+    shared = backend.share(array, type) if array.flags.writeable else None  # not an input
+    return shared if shared is not None else backend.to_device(array, type)
 
 
 def _read_only(array: Any) -> Any:

@@ -10,7 +10,9 @@ that kernel beside the preferred backend (see :mod:`mskernel.runtime.host_kernel
 node the preferred backend cannot run has fallen back; the policy decides whether that is
 allowed silently, with a warning, or refused.  Nodes are then grouped into segments — maximal
 runs on one backend (host kernels beside a backend are segments of their own), found by a
-topological order that stays on the current backend as long as it can — and every tensor that
+topological order that stays on the current backend as long as it can, except that a node of
+an op with the trait :data:`SCHEDULE_EARLY` runs as soon as it is ready and the nodes it needs
+run ahead of the others — and every tensor that
 crosses from one memory to another is a transfer, counted in bytes: between two backends,
 and between a backend without host memory and the host kernels beside it.  The plan is data:
 :meth:`PartitionPlan.explain` prints it before anything runs.
@@ -37,6 +39,10 @@ if TYPE_CHECKING:
 
 #: the host memory, as the location of a transfer's end
 HOST = "host"
+#: The trait of an op that starts work running alongside the rest of the graph (a
+#: collective's start): its nodes run as soon as they are ready, with the nodes they need
+#: first, so that what follows them overlaps that work.
+SCHEDULE_EARLY = "schedule_early"
 
 
 class FallbackWarning(UserWarning):
@@ -148,26 +154,35 @@ def _key(placement: Placement) -> tuple[str, bool]:
     return placement.backend, placement.host_kernel is not None
 
 
-def _segments(graph: Graph,
-              placements: Sequence[Placement]) -> list[tuple[tuple[str, bool], list[int]]]:
+def _segments(graph: Graph, placements: Sequence[Placement],
+              ops: OpLookup[OpDef]) -> list[tuple[tuple[str, bool], list[int]]]:
     """Group node indices into runs on one backend (or host kernels beside it), reordering
     within the topological order so that a backend keeps running as long as it has ready
-    nodes."""
+    nodes — after any ready :data:`SCHEDULE_EARLY` node, and preferring the nodes those need."""
     producer = {v: i for i, n in enumerate(graph.nodes) for v in n.outputs}
     deps = [{producer[v] for v in n.inputs if v in producer} for n in graph.nodes]
     users: list[list[int]] = [[] for _ in graph.nodes]
     for i, ds in enumerate(deps):
         for d in ds:
             users[d].append(i)
+    early = [i for i, n in enumerate(graph.nodes) if ops.get(n.op).has_trait(SCHEDULE_EARLY)]
+    urgency = [len(deps)] * len(deps)  # the first early node that needs each node
+    for e in early:
+        stack = [e]
+        while stack:
+            i = stack.pop()
+            if urgency[i] == len(deps):
+                urgency[i] = e
+                stack.extend(deps[i])
     pending = [len(ds) for ds in deps]
-    ready = [i for i, p in enumerate(pending) if p == 0]
+    ready = sorted((i for i, p in enumerate(pending) if p == 0), key=lambda i: (urgency[i], i))
     runs: list[tuple[tuple[str, bool], list[int]]] = []
     while ready:
         current = runs[-1][0] if runs else _key(placements[ready[0]])
-        pick = next((i for i in ready if _key(placements[i]) == current), None)
+        pick = next((i for i in ready if urgency[i] == i), None)  # an early node needs itself
         if pick is None:
-            pick = ready[0]
-            current = _key(placements[pick])
+            pick = next((i for i in ready if _key(placements[i]) == current), ready[0])
+        current = _key(placements[pick])
         if not runs or runs[-1][0] != current:
             runs.append((current, []))
         runs[-1][1].append(pick)
@@ -176,7 +191,7 @@ def _segments(graph: Graph,
             pending[u] -= 1
             if pending[u] == 0:
                 ready.append(u)
-        ready.sort()
+        ready.sort(key=lambda i: (urgency[i], i))
     return runs
 
 
@@ -188,12 +203,12 @@ def partition(graph: Graph, backends: Sequence[Backend], policy: FallbackPolicy 
     name (:func:`~mskernel.runtime.host_kernels.host_kernels`); ``registry`` holds the ops'
     decompositions (the process's op registry by default)."""
     expansions: tuple[Expansion, ...] = ()
+    ops = or_default_ops(registry)
     if backends:
-        expanded = expand_composites(graph, backends[0].capabilities(),
-                                     or_default_ops(registry))
+        expanded = expand_composites(graph, backends[0].capabilities(), ops)
         graph, expansions = expanded.graph, expanded.expansions
     placements = place(graph, backends, policy, host_kernels)
-    runs = _segments(graph, placements)
+    runs = _segments(graph, placements, ops)
     names = tuple(b.name for b in backends)
     if len({key for key, _ in runs}) <= 1:  # one backend: the graph is the segment
         backend, on_host = runs[0][0] if runs else (names[0], False)

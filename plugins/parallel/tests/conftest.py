@@ -40,6 +40,14 @@ def _environment() -> dict[str, str]:
     return env
 
 
+def check_every_rank(program: str, n: int, passed: str) -> None:
+    """Run ``program`` on ``n`` ranks (``n == 1``: alone, without MPI) and check that each rank
+    printed ``rank R of n: <passed>``."""
+    output = ok(launch(n, program) if n > 1 else alone(program))
+    for rank in range(n):
+        assert f"rank {rank} of {n}: {passed}" in output, output[-3000:]
+
+
 def ok(result: subprocess.CompletedProcess[str]) -> str:
     """The run's output; fails the test with it when the run failed."""
     output = result.stdout + result.stderr

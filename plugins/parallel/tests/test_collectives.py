@@ -6,15 +6,9 @@ dtype and point-to-point mismatches reported as errors — ``programs/collective
 from __future__ import annotations
 
 import pytest
-from conftest import alone, launch, ok
+from conftest import check_every_rank
 
 
-@pytest.mark.parametrize("n", [2, 4])
+@pytest.mark.parametrize("n", [1, 2, 4])
 def test_collectives_on_ranks(n):
-    output = ok(launch(n, "collectives.py"))
-    for rank in range(n):
-        assert f"[rank {rank}] rank {rank} of {n}: every check passed" in output
-
-
-def test_collectives_in_one_process():
-    assert "rank 0 of 1: every check passed" in ok(alone("collectives.py"))
+    check_every_rank("collectives.py", n, "every check passed")

@@ -12,7 +12,9 @@ import pytest
 from conftest import alone, launch, ok
 
 SERIAL_BATCH = 32
-CASES = {"mlp-graph": ["--network", "mlp"],
+#: mlp-graph: 2 KB buckets, so the step has buckets of one gradient and of several, each
+#: all-reduce started during the backward pass; lenet-eager: one bucket (25 MB), eagerly
+CASES = {"mlp-graph": ["--network", "mlp", "--bucket-mb", "0.002"],
          "lenet-eager": ["--network", "lenet", "--eager", "--explicit"]}
 
 

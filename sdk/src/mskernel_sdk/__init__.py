@@ -34,7 +34,9 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - the backend interface: :class:`Backend`, :class:`Executable`, :class:`DeviceArray`,
   :class:`Availability`, :class:`Capabilities`, :class:`OpSupport`, :class:`CompileOptions`,
   :class:`RefCell`, :data:`TOKEN_VALUE`, :func:`compile_graph`;
-- host kernels of a plugin's own ops: :class:`HostKernel`, :data:`HOST_KERNEL_RULE`;
+- host kernels of a plugin's own ops: :class:`HostKernel`, :data:`HOST_KERNEL_RULE`, and the
+  op trait :data:`SCHEDULE_EARLY` (an asynchronous start the partitioner runs as soon as it
+  can, so that the rest of the graph overlaps its work);
 - the data-parallel seam: :data:`DATA_PARALLEL_RULE`, :class:`DataParallelGroup`,
   :func:`data_parallel_group` (a training or data plugin asks whether this process is one of
   several data-parallel ranks);
@@ -113,8 +115,8 @@ from mskernel.passes import (
     rewrite_nodes, run_pipeline,
 )
 from mskernel.runtime import (
-    HOST_KERNEL_RULE, TOKEN_VALUE, Availability, Backend, Capabilities, CompileOptions,
-    DeviceArray, Executable, HostKernel, OpSupport, RefCell, compile_graph,
+    HOST_KERNEL_RULE, SCHEDULE_EARLY, TOKEN_VALUE, Availability, Backend, Capabilities,
+    CompileOptions, DeviceArray, Executable, HostKernel, OpSupport, RefCell, compile_graph,
 )
 from mskernel.runtime.registry import BackendRegistry
 from mskernel.testing import (
@@ -146,17 +148,17 @@ __all__ = [
     "OpLookup", "OpRegistry", "OpSample", "OpSchema", "OpSupport", "PLUGIN_API_VERSION",
     "Parameter", "Pass", "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult",
     "Pat", "PatternPass", "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo",
-    "RefCell", "RefType", "Replacement", "RuleRegistry", "SAMPLES_RULE", "SHAPES", "SampleFn",
-    "Scope", "TOKEN_VALUE", "TRAINING_TRANSFORM_RULE", "TrainingSetup", "Tensor", "TensorType",
-    "TokenType", "TreeDef", "Type", "VJPBuilder", "Value", "Window", "active_trace", "apply",
-    "apply_training_transforms", "as_storage", "assert_close", "avg_divisors",
-    "bfloat16_from_bits", "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops",
-    "core_requirement", "data_parallel_group", "do_not_convert", "dtype", "hookimpl", "interpose",
-    "load_model", "make_node", "map_regions", "normalize_axes", "on_magnitudes", "op_registry",
-    "outside_traces", "parse_einsum", "quote_name", "random_array", "read_container", "read_model",
-    "reduced_shape", "register_plugin", "require_kind", "require_tensor", "rewrite_nodes",
-    "rule_registry", "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for",
-    "save_model", "tensor_type", "tolerance", "tolerance_for_reduction", "trace_function",
-    "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
-    "write_container",
+    "RefCell", "RefType", "Replacement", "RuleRegistry", "SAMPLES_RULE", "SCHEDULE_EARLY",
+    "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE", "TRAINING_TRANSFORM_RULE", "Tensor",
+    "TensorType", "TokenType", "TrainingSetup", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
+    "active_trace", "apply", "apply_training_transforms", "as_storage", "assert_close",
+    "avg_divisors", "bfloat16_from_bits", "bfloat16_to_bits", "compile_graph", "converted_callee",
+    "core_ops", "core_requirement", "data_parallel_group", "do_not_convert", "dtype", "hookimpl",
+    "interpose", "load_model", "make_node", "map_regions", "normalize_axes", "on_magnitudes",
+    "op_registry", "outside_traces", "parse_einsum", "quote_name", "random_array",
+    "read_container", "read_model", "reduced_shape", "register_plugin", "require_kind",
+    "require_tensor", "rewrite_nodes", "rule_registry", "run_pipeline", "run_reference",
+    "same_dtype", "sample_graph", "samples_for", "save_model", "tensor_type", "tolerance",
+    "tolerance_for_reduction", "trace_function", "tree_flatten", "tree_unflatten",
+    "user_callables", "verify", "widened", "write_atomically", "write_container",
 ]

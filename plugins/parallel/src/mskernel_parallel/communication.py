@@ -7,7 +7,8 @@
 Process groups: ``init``, ``release``, ``get_rank``, ``get_group_size``, ``get_local_rank``,
 ``get_local_rank_size``, ``create_group``, ``destroy_group``, ``get_world_rank_from_group_rank``,
 ``get_group_rank_from_world_rank``, ``get_process_group_ranks``; ``GlobalComm.WORLD_COMM_GROUP``
-names the world.  A process not launched as a rank is a world of one.
+(and ``HCCL_WORLD_COMM_GROUP``, ``NCCL_…``, ``MCCL_…``) names the world.  MindSpore's
+primitive classes (``ops.AllReduce``, ...) are :mod:`mskernel_parallel.primitives`.  A process not launched as a rank is a world of one.
 
 Collectives (each applies the op of the same name, :mod:`.ops`: eager or traced under
 ``@jit``, differentiable with mskernel-autodiff, ordered by the state token): ``all_reduce``,
@@ -29,7 +30,8 @@ from .groups import (
 )
 
 __all__ = [
-    "CollectiveMismatchError", "CommunicationError", "GlobalComm", "RankFailedError", "ReduceOp",
+    "CollectiveMismatchError", "CommunicationError", "GlobalComm", "HCCL_WORLD_COMM_GROUP",
+    "MCCL_WORLD_COMM_GROUP", "NCCL_WORLD_COMM_GROUP", "RankFailedError", "ReduceOp",
     "all_gather", "all_gather_into_tensor", "all_reduce", "all_to_all", "barrier", "broadcast",
     "create_group", "destroy_group", "get_group_rank_from_world_rank", "get_group_size",
     "get_local_rank", "get_local_rank_size", "get_process_group_ranks", "get_rank",
@@ -53,6 +55,12 @@ class GlobalComm:
 
     WORLD_COMM_GROUP = groups.WORLD
     BACKEND = "mpi"
+
+
+#: MindSpore's names of the world group of each device backend (all the world here).
+HCCL_WORLD_COMM_GROUP = "hccl_world_group"
+NCCL_WORLD_COMM_GROUP = "nccl_world_group"
+MCCL_WORLD_COMM_GROUP = "mccl_world_group"
 
 
 def get_rank(group: Optional[str] = None) -> int:
@@ -160,11 +168,13 @@ def send(tensor: Any, dst: int = 0, group: Optional[str] = None, tag: int = 0) -
     apply(ops.SEND, _as_tensor(tensor), dest=dst, tag=tag, **_group_attrs(group))
 
 
-def recv(tensor: Any, src: int = 0, group: Optional[str] = None, tag: int = 0) -> Tensor:
-    """The tensor rank ``src`` sent with ``tag``; ``tensor`` (or a shape) gives its shape and
-    dtype (MindSpore passes a tensor to receive into; here it is only a template)."""
+def recv(tensor: Any, src: int = 0, group: Optional[str] = None, tag: int = 0,
+         dtype: Any = None) -> Tensor:
+    """The tensor rank ``src`` sent with ``tag``; ``tensor`` gives its shape and dtype
+    (MindSpore passes a tensor to receive into; here it is only a template), or is a shape,
+    with ``dtype`` (default float32)."""
     if isinstance(tensor, (tuple, list)):
-        shape, dt = tuple(tensor), to_dtype("float32")
+        shape, dt = tuple(tensor), to_dtype(dtype or "float32")
     else:
         template = _as_tensor(tensor)
         shape, dt = template.shape, template.dtype

@@ -2,10 +2,14 @@
 the gradients are combined over the ranks before every update, so the replicas stay equal.
 
 :class:`GradientBuckets` fuses the gradients into buckets (by size, in backward order, one
-dtype per bucket, as PyTorch's DDP does), all-reduces each bucket with one
-``parallel.all_reduce`` op, and splits the result back into gradients.  The buckets are
-concatenations and splits in the graph, which the backend runs as copies; the all-reduce of a
-bucket hands its buffer to MPI (:mod:`.group`).
+dtype per bucket, as PyTorch's DDP does) and all-reduces each bucket in two halves: a
+``parallel.all_reduce_start`` of the bucket's gradients as soon as they exist, which the
+partitioner schedules ahead of the rest of the backward pass (the op's ``schedule_early``
+trait), and a ``parallel.all_reduce_wait`` after every start, where the optimizer needs the
+results.  Between the two, the group's communication thread fuses the bucket into one buffer
+(the one copy, off the backend's thread; a bucket of one gradient is handed to MPI as the
+backend's own buffer) and runs the all-reduce over MPI while the backend computes the
+gradients of the earlier layers; the wait returns each gradient's part of the result.
 
 :data:`PROVIDER` is what mskernel-nn and mskernel-data consult through the SDK's
 data-parallel seam (:mod:`mskernel_sdk.data_parallel`): in ``data_parallel`` mode it gives
@@ -76,18 +80,21 @@ class GradientBuckets:
         grads = tuple(gradients)
         if self.group.size == 1:  # the all-reduce of one rank's gradients is those gradients
             return grads
+        return self.reduce(grads)
+
+    def reduce(self, grads: Sequence[Tensor]) -> tuple[Tensor, ...]:
+        """The gradients all-reduced bucket by bucket, each bucket's all-reduce started as soon
+        as its gradients exist and waited for after every start (a group of one included)."""
         out = list(grads)
         attrs = {"group": self.group.name, "group_size": self.group.size,
                  "reduction": "mean" if self.mean else "sum"}
-        for bucket in self.buckets(grads):
-            flat = [apply("reshape", grads[i], shape=(grads[i].type.size,)) for i in bucket]
-            fused = flat[0] if len(flat) == 1 else apply("concat", *flat, axis=0)
-            reduced = apply(ops.ALL_REDUCE, fused, **attrs)
-            sizes = tuple(grads[i].type.size for i in bucket)
-            pieces = (reduced,) if len(bucket) == 1 else apply("split", reduced, axis=0,
-                                                               sizes=sizes)
-            for i, piece in zip(bucket, pieces):
-                out[i] = apply("reshape", piece, shape=grads[i].shape)
+        buckets = self.buckets(grads)
+        for key, bucket in enumerate(buckets):
+            apply(ops.ALL_REDUCE_START, *(grads[i] for i in bucket), key=key, **attrs)
+        for key, bucket in enumerate(buckets):
+            reduced = apply(ops.ALL_REDUCE_WAIT, *(grads[i] for i in bucket), key=key, **attrs)
+            for i, g in zip(bucket, reduced if len(bucket) > 1 else (reduced,)):
+                out[i] = g
         return tuple(out)
 
 

@@ -87,6 +87,7 @@ def release() -> None:
         if _state is None:
             return
         for g in [*_state.groups.values(), _state.world]:
+            g.close()
             if g.comm is not None:
                 g.comm.Free()
         _state = None
@@ -177,6 +178,7 @@ def destroy_group(name: str) -> None:
     g = get_group(name)
     if g is s.world:
         raise CommunicationError("destroy_group: the world group cannot be destroyed")
+    g.close()
     if g.comm is not None:
         g.comm.Free()
     del s.groups[name]

@@ -28,7 +28,16 @@ Semantics (``n`` = ``group_size``, ``x_r`` = rank ``r``'s operand):
   ``concat_axis`` (MindSpore's ``AlltoAll``);
 - ``send(x; dest, tag) -> !token`` and ``recv(; src, tag, shape, dtype) -> T``: a tensor from
   one rank to another, matched by ``tag``;
-- ``barrier()``: every rank of the group has reached it.
+- ``barrier()``: every rank of the group has reached it;
+- ``all_reduce_start(x_1 … x_k; reduction, key) -> !token`` and ``all_reduce_wait(x_1 … x_k;
+  reduction, key) -> y_1 … y_k``: ``all_reduce`` of several tensors of one dtype (a gradient
+  bucket) in two halves — the start hands them to the group's communication thread, which
+  fuses them into one buffer and all-reduces it, and returns at once; the wait (given the
+  same operands, which keeps their buffers alive and unchanged meanwhile) returns each
+  one's reduction.  ``key`` pairs them.  The start has the trait ``schedule_early``: the
+  partitioner runs it as soon as its operands exist, so the backend computes what follows
+  while the all-reduce runs (the overlapped gradient all-reduce of data parallel,
+  :mod:`.data_parallel`).
 
 The reference semantics are the collectives themselves (:mod:`.group`): in a group of one,
 each is its one rank's case (``all_reduce`` returns its operand, ...), which is what a single
@@ -43,7 +52,7 @@ from typing import Any, Callable
 
 import numpy as np
 from mskernel_sdk import (
-    TOKEN_VALUE, Attr, HostKernel, InferError, OpDef, TensorType, TokenType, require_kind,
+    SCHEDULE_EARLY, TOKEN_VALUE, Attr, HostKernel, InferError, OpDef, TensorType, TokenType, require_kind,
     require_tensor,
 )
 
@@ -59,6 +68,8 @@ ALL_TO_ALL = "parallel.all_to_all"
 SEND = "parallel.send"
 RECV = "parallel.recv"
 BARRIER = "parallel.barrier"
+ALL_REDUCE_START = "parallel.all_reduce_start"
+ALL_REDUCE_WAIT = "parallel.all_reduce_wait"
 
 TOKEN = TokenType()
 _GROUP = (Attr("group", "str", groups.WORLD), Attr("group_size", "int"))
@@ -156,6 +167,33 @@ def _recv_infer(token: Any, *, group: str, group_size: int, src: int, tag: int,
     return TensorType(dtype, tuple(shape)), TOKEN
 
 
+def _bucket(operands: tuple[Any, ...], reduction: str) -> list[TensorType]:
+    """The tensors of a bucket (the operands before the token), of one reducible dtype."""
+    if not operands:
+        raise InferError("needs the bucket's tensors and the state !token")
+    *xs, token = operands
+    _token(token)
+    if not xs:
+        raise InferError("needs at least one tensor before the state !token")
+    bucket = [require_tensor(x) for x in xs]
+    if len({x.dtype for x in bucket}) > 1:
+        raise InferError(f"a bucket holds one dtype, got {', '.join(str(x) for x in bucket)}")
+    _reduction(bucket[0], reduction)
+    return bucket
+
+
+def _all_reduce_start_infer(*operands: Any, group: str, group_size: int, reduction: str,
+                            key: int) -> Any:
+    _group_size(group_size), _bucket(operands, reduction)
+    return TOKEN
+
+
+def _all_reduce_wait_infer(*operands: Any, group: str, group_size: int, reduction: str,
+                           key: int) -> Any:
+    _group_size(group_size)
+    return (*_bucket(operands, reduction), TOKEN)
+
+
 def _barrier_infer(token: Any, *, group: str, group_size: int) -> Any:
     _token(token), _group_size(group_size)
     return TOKEN
@@ -188,6 +226,17 @@ def _recv(token: Any, *, group: str, group_size: int, src: int, tag: int,
     return _group(group, group_size, RECV).recv(shape, dtype.storage, src, tag), TOKEN_VALUE
 
 
+def _all_reduce_start(*operands: Any, group: str, group_size: int, reduction: str,
+                      key: int) -> Any:
+    _group(group, group_size, ALL_REDUCE_START).start_all_reduce(operands[:-1], reduction, key)
+    return TOKEN_VALUE
+
+
+def _all_reduce_wait(*operands: Any, group: str, group_size: int, reduction: str,
+                     key: int) -> Any:
+    return (*_group(group, group_size, ALL_REDUCE_WAIT).finish_all_reduce(key), TOKEN_VALUE)
+
+
 def _barrier(token: Any, *, group: str, group_size: int) -> Any:
     _group(group, group_size, BARRIER).barrier()
     return TOKEN_VALUE
@@ -203,9 +252,10 @@ _all_to_all = _tensor_kernel(ALL_TO_ALL, lambda g, x, split_axis, concat_axis: g
 
 
 def _op(name: str, inputs: tuple[str, ...], infer: Callable[..., Any],
-        reference: Callable[..., Any], attrs: tuple[Attr, ...], doc: str) -> OpDef:
+        reference: Callable[..., Any], attrs: tuple[Attr, ...], doc: str,
+        traits: frozenset[str] = frozenset()) -> OpDef:
     return OpDef(name, inputs, infer, reference, attrs=_GROUP + attrs, effectful=True,
-                 traits={"collective"}, doc=doc)
+                 traits={"collective", *traits}, doc=doc)
 
 
 OPS: list[OpDef] = [
@@ -226,6 +276,13 @@ OPS: list[OpDef] = [
         (Attr("src", "int"), Attr("tag", "int", 0), Attr("shape", "ints"),
          Attr("dtype", "dtype")), "the tensor rank src sent"),
     _op(BARRIER, ("token",), _barrier_infer, _barrier, (), "wait for every rank of the group"),
+    _op(ALL_REDUCE_START, ("*operands",), _all_reduce_start_infer, _all_reduce_start,
+        (Attr("reduction", "str", "sum"), Attr("key", "int")),
+        "start the all_reduce of the tensors (token last); all_reduce_wait with the same key "
+        "returns it", frozenset({SCHEDULE_EARLY})),
+    _op(ALL_REDUCE_WAIT, ("*operands",), _all_reduce_wait_infer, _all_reduce_wait,
+        (Attr("reduction", "str", "sum"), Attr("key", "int")),
+        "the all_reduce of the tensors (token last) started with the same key"),
 ]
 
 #: Each op's host kernel is its reference semantics: the collective on host arrays.

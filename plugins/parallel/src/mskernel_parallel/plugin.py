@@ -1,7 +1,8 @@
 """The module named by the ``mskernel.plugins`` entry point ``parallel``: registers the
 collective ops with their host kernels, derivative rules and samples, the data-parallel
 provider that mskernel-nn and mskernel-data consult, the namespaces
-``mskernel.communication`` and ``mskernel.parallel``, and ``mskernel run``.  Importing it
+``mskernel.communication`` and ``mskernel.parallel``, MindSpore's communication primitives as
+``mskernel.ops.AllReduce`` and the others, and ``mskernel run``.  Importing it
 loads neither MPI nor the rest of the plugin."""
 
 from __future__ import annotations
@@ -10,12 +11,17 @@ from mskernel_sdk import DATA_PARALLEL_RULE, HOST_KERNEL_RULE, SAMPLES_RULE, Plu
 
 from . import __version__
 
+#: MindSpore's communication primitives, ``mskernel.ops.<name>`` (:mod:`.primitives`)
+PRIMITIVES = ("AllGather", "AllReduce", "AlltoAll", "Broadcast", "NeighborExchange", "Receive",
+              "ReduceOp", "ReduceScatter", "Send")
+
 
 @hookimpl
 def mskernel_plugin_info() -> PluginInfo:
     return PluginInfo(
         name="parallel", version=__version__, kind="library",
-        provides=["namespace:communication", "namespace:parallel", "ops:parallel.*",
+        provides=["namespace:communication", "namespace:parallel",
+                  *(f"namespace:ops.{name}" for name in PRIMITIVES), "ops:parallel.*",
                   "rules:parallel.*", "host_kernels:parallel.*", "command:run",
                   f"rules:{DATA_PARALLEL_RULE}"],
         description="distributed training on MPI: collectives, data parallel, parameter "
@@ -49,6 +55,8 @@ def mskernel_register_rules(rules) -> None:
 def mskernel_register_namespaces(namespaces) -> None:
     namespaces.register("communication", "mskernel_parallel.communication")
     namespaces.register("parallel", "mskernel_parallel.api")
+    for name in PRIMITIVES:
+        namespaces.register(f"ops.{name}", f"mskernel_parallel.primitives:{name}")
 
 
 @hookimpl

@@ -55,6 +55,7 @@ def main() -> None:
     parser.add_argument("--network", default="mlp")
     parser.add_argument("--eager", action="store_true")
     parser.add_argument("--explicit", action="store_true")
+    parser.add_argument("--bucket-mb", type=float, default=None)
     args = parser.parse_args()
 
     communication.init()
@@ -63,6 +64,9 @@ def main() -> None:
         set_auto_parallel_context(gradients_mean=True)
     else:
         set_auto_parallel_context(parallel_mode=ParallelMode.DATA_PARALLEL, gradients_mean=True)
+    if args.bucket_mb is not None:
+        set_auto_parallel_context(comm_fusion={"allreduce": {"mode": "size",
+                                                             "config": args.bucket_mb}})
     mskernel.random.set_seed(7)  # the same initial parameters on every rank
     net = network(args.network)
     x, y = data(args.network, ROWS, 0)
