@@ -1,6 +1,10 @@
-"""The anchor workloads of the CPU backend, mskernel side by side with PyTorch, in one run.
+"""The anchor workloads of the CPU backend, mskernel side by side with PyTorch and JAX, in
+one run.
 
     python benchmarks/run.py [--rounds 3] [--workloads lenet5_b32,mlp_b128] [--json]
+    python benchmarks/run.py --jax-python /path/to/jax-venv/bin/python   # JAX from its venv
+    python benchmarks/run.py --sweep                   # MLP width and transformer sequence sweep
+    python benchmarks/run.py --native-blas             # OPENBLAS_CORETYPE/_L2_SIZE unset
     python benchmarks/run.py --quick                   # tiny step counts: the harness end to end
     python benchmarks/run.py --summarize results.jsonl # the tables again from saved records
 
@@ -9,13 +13,16 @@ Configurations, each (with each workload) in its own process:
 - PyTorch eager and ``torch.compile``, each at 1 thread, 2 threads, and 2 threads with
   ``OMP_WAIT_POLICY=passive`` (on a shared 2-vCPU machine OpenMP's spinning threads can make
   2 threads many times slower than 1; the best setting is the one compared);
+- JAX, the whole step under ``jax.jit`` with optax's SGD, on 1 and 2 CPUs, run by the
+  interpreter ``--jax-python`` names (JAX rarely shares a virtual environment with PyTorch);
 - mskernel eager (PyNative) and graph (the ``mskernel.jit``-compiled step) with
   ``MSKERNEL_NUM_THREADS`` 1 and 2, on whatever backend is installed (``cpu`` with
   mskernel-cpu); every record says which backends ran the step's ops.
 
 Each round measures the machine's SGEMM GFLOP/s (NumPy's BLAS) at 1 and 2 threads, then runs
 every workload under every configuration, the configurations reversed in every other round,
-so that a change in the machine's load hits all of them alike.  Before the first round,
+so that a change in the machine's load hits all of them alike.  Every step record holds the
+process's peak resident memory while the timed steps ran.  Before the first round,
 every mskernel workload is checked against PyTorch run in float64 (same initial weights and
 batch: losses and parameter updates within float32 tolerance, ``workloads.measure check``); a
 workload that fails is not timed.
@@ -23,8 +30,9 @@ workload that fails is not timed.
 ``--json`` prints one JSON object per measurement per line (``kind`` ``step``, ``check`` or
 ``sgemm``; a step has ``framework``, ``mode`` (eager/graph), ``workload``, ``batch``,
 ``samples_per_s``, ``threads``, ``step_ms_median`` …).  Otherwise the progress goes to stderr
-and the summary tables to stdout: per workload the best PyTorch configuration, mskernel's
-best thread setting in each mode, the ratios and the CPU backend's targets.
+and the summary tables to stdout: per workload the best peer (PyTorch or JAX, any
+configuration), mskernel's best thread setting in each mode, the ratios and the CPU backend's
+targets; with ``--sweep``, step time and memory per framework as the work grows.
 Figures are medians over rounds; a ratio compares such medians from the same run.
 """
 
@@ -46,16 +54,21 @@ from typing import Any, Iterable, Optional, TextIO
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from workloads.spec import WORKLOADS  # noqa: E402  (framework-free)
+from workloads.spec import ALL_WORKLOADS, SWEEP, WORKLOADS  # noqa: E402  (framework-free)
 
 THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                     "MSKERNEL_NUM_THREADS")
-#: graph mode ÷ best PyTorch: training workloads, and batch-1 inference latency
-GRAPH_TARGET, LATENCY_TARGET = 1.0, 1.5
+#: what ``--native-blas`` removes: set on some hosts to keep old OpenBLAS builds off
+#: kernels they mis-detect, never on users' machines
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
+#: graph mode ÷ best peer: training workloads and batch-256 inference; batch-1 latency
+GRAPH_TARGET, LATENCY_TARGET = 1.25, 3.0
 #: eager mode ÷ best PyTorch eager
-EAGER_TARGET = 0.5
+EAGER_TARGET = 0.8
 #: share of the machine's SGEMM GFLOP/s at the same thread count (GEMM-bound workloads)
-GEMM_TARGET = 0.8
+GEMM_TARGET = 0.88
+#: the peers' frameworks (mskernel is compared with the best of them)
+PEERS = ("torch", "jax")
 
 
 @dataclass(frozen=True)
@@ -70,24 +83,31 @@ class Config:
     @property
     def label(self) -> str:
         name = {("torch", "eager"): "torch eager", ("torch", "graph"): "torch.compile",
-                ("mskernel", "eager"): "mskernel eager",
+                ("jax", "graph"): "jax.jit", ("mskernel", "eager"): "mskernel eager",
                 ("mskernel", "graph"): "mskernel graph"}[self.framework, self.mode]
         return f"{name} {self.threads}t" + (" passive" if self.passive else "")
 
-    def environment(self) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items() if k not in THREAD_VARIABLES
-               and k != "OMP_WAIT_POLICY"}
+    def environment(self, native_blas: bool = False) -> dict[str, str]:
+        """The measurement process's environment (``native_blas``: without
+        :data:`BLAS_OVERRIDES`)."""
+        dropped = {*THREAD_VARIABLES, "OMP_WAIT_POLICY", "XLA_FLAGS",
+                   *(BLAS_OVERRIDES if native_blas else ())}
+        env = {k: v for k, v in os.environ.items() if k not in dropped}
         env |= {k: str(self.threads) for k in THREAD_VARIABLES}
         if self.passive:
             env["OMP_WAIT_POLICY"] = "passive"
+        if self.framework == "jax":
+            env["XLA_FLAGS"] = (f"--xla_cpu_multi_thread_eigen={str(self.threads > 1).lower()}"
+                                f" intra_op_parallelism_threads={self.threads}")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
         return env
 
 
 TORCH_THREADS = ((1, False), (2, False), (2, True))
-MSKERNEL_THREADS = (1, 2)
+JAX_THREADS = MSKERNEL_THREADS = (1, 2)
 CONFIGS = ([Config("torch", mode, t, passive) for mode in ("eager", "graph")
             for t, passive in TORCH_THREADS]
+           + [Config("jax", "graph", t) for t in JAX_THREADS]
            + [Config("mskernel", mode, t) for mode in ("eager", "graph")
               for t in MSKERNEL_THREADS])
 
@@ -116,16 +136,19 @@ class Runner:
                 arguments: list[str]) -> dict[str, Any]:
         """Run ``workloads.measure KIND ARGUMENTS`` under ``config``; its record, completed
         (or an error record when the process gave none)."""
-        command = [sys.executable, "-m", "workloads.measure", kind, *arguments,
+        python = self.args.jax_python if config.framework == "jax" else sys.executable
+        command = [python, "-m", "workloads.measure", kind, *arguments,
                    "--threads", str(config.threads), "--round", str(round_)]
         what = {"kind": kind, "round": round_, "framework": config.framework,
-                "mode": config.mode, "workload": workload}
-        if workload in WORKLOADS:
-            what["batch"] = WORKLOADS[workload].batch
+                "mode": config.mode, "workload": workload,
+                "native_blas": self.args.native_blas}
+        if workload in ALL_WORKLOADS:
+            what["batch"] = ALL_WORKLOADS[workload].batch
         start = time.perf_counter()
         try:
-            done = subprocess.run(command, env=config.environment(), capture_output=True,
-                                  text=True, timeout=self.args.timeout, check=False)
+            done = subprocess.run(command, env=config.environment(self.args.native_blas),
+                                  capture_output=True, text=True, timeout=self.args.timeout,
+                                  check=False)
             lines = [ln for ln in done.stdout.splitlines() if ln.startswith("{")]
             record = json.loads(lines[-1]) if lines else {
                 "error": f"exit status {done.returncode}: {done.stderr.strip()[-800:]}"}
@@ -217,26 +240,41 @@ def medians(records: Iterable[dict[str, Any]], kind: str, key: Any, field: str) 
     """``{key(record): median of record[field]}`` over the error-free records of ``kind``."""
     groups: dict[Any, list[float]] = defaultdict(list)
     for r in records:
-        if r.get("kind") == kind and "error" not in r:
+        if r.get("kind") == kind and "error" not in r and field in r:
             groups[key(r)].append(r[field])
     return {k: statistics.median(v) for k, v in groups.items()}
 
 
-#: (workload, configuration) → (samples/s, GFLOP/s), medians over rounds
-Figures = dict[tuple[str, Config], tuple[float, float]]
-
-
 @dataclass(frozen=True)
 class Best:
+    """A configuration's figures for one workload, medians over rounds."""
+
     config: Config
     samples_per_s: float
     gflops: float
+    #: peak resident memory while the timed steps ran, less the framework's import (MiB)
+    memory_mib: Optional[float] = None
+    step_ms: Optional[float] = None
 
 
-def best(figures: Figures, workload: str, framework: str,
+#: (workload, configuration) → its figures
+Figures = dict[tuple[str, Config], Best]
+
+
+def figures_of(records: list[dict[str, Any]]) -> Figures:
+    fields = {field: medians(records, "step", workload_and_config, field)
+              for field in ("samples_per_s", "gflops", "step_memory_mib", "step_ms_median")}
+    return {key: Best(key[1], samples, fields["gflops"][key],
+                      fields["step_memory_mib"].get(key), fields["step_ms_median"].get(key))
+            for key, samples in fields["samples_per_s"].items()}
+
+
+def best(figures: Figures, workload: str, frameworks: Iterable[str] | str,
          mode: Optional[str] = None) -> Optional[Best]:
-    found = [Best(c, s, g) for (w, c), (s, g) in figures.items()
-             if w == workload and c.framework == framework and mode in (None, c.mode)]
+    """The fastest configuration of ``frameworks`` (one name or several) on ``workload``."""
+    names = {frameworks} if isinstance(frameworks, str) else set(frameworks)
+    found = [b for (w, c), b in figures.items()
+             if w == workload and c.framework in names and mode in (None, c.mode)]
     return max(found, key=lambda b: b.samples_per_s, default=None)
 
 
@@ -258,10 +296,8 @@ def verdict(ratio: Optional[float], target: Optional[float], unit: str = "×") -
 
 
 def graph_target(workload: str) -> Optional[float]:
-    spec = WORKLOADS[workload]
-    if spec.training:
-        return GRAPH_TARGET
-    return LATENCY_TARGET if spec.batch == 1 else None
+    """Graph mode's target ÷ the best peer: latency at batch 1, throughput otherwise."""
+    return LATENCY_TARGET if ALL_WORKLOADS[workload].batch == 1 else GRAPH_TARGET
 
 
 def table(header: list[str], rows: list[list[str]]) -> str:
@@ -275,26 +311,43 @@ def ratio(ours: Optional[Best], theirs: Optional[Best]) -> Optional[float]:
 
 def comparison_row(key: str, figures: Figures, checks: dict) -> list[str]:
     """The workload's best configurations and mskernel's ratios with their targets."""
-    torch_best, torch_eager = best(figures, key, "torch"), best(figures, key, "torch", "eager")
+    peer, torch_eager = best(figures, key, PEERS), best(figures, key, "torch", "eager")
     graph = best(figures, key, "mskernel", "graph")
     eager = best(figures, key, "mskernel", "eager")
 
-    def cell(b: Optional[Best], mode: str) -> str:
+    def cell(b: Optional[Best], mode: str = "") -> str:
         if b is None and (key, mode) in checks and not checks[key, mode].get("ok"):
             return "check failed"
         return "-" if b is None else f"{fmt(b.samples_per_s)} ({b.config.label})"
 
-    return [key, cell(torch_best, ""), cell(torch_eager, ""), cell(graph, "graph"),
-            cell(eager, "eager"), verdict(ratio(graph, torch_best), graph_target(key)),
+    return [key, cell(peer), cell(best(figures, key, "torch")), cell(best(figures, key, "jax")),
+            cell(torch_eager), cell(graph, "graph"), cell(eager, "eager"),
+            verdict(ratio(graph, peer), graph_target(key)),
             verdict(ratio(eager, torch_eager), EAGER_TARGET)]
 
 
+def memory_row(key: str, figures: Figures) -> list[str]:
+    """Memory of mskernel graph's training step beside the peers' (each at its fastest
+    configuration); the target: no more than PyTorch's."""
+    graph, torch = best(figures, key, "mskernel", "graph"), best(figures, key, "torch")
+    jax = best(figures, key, "jax")
+
+    def cell(b: Optional[Best]) -> str:
+        return "-" if b is None or b.memory_mib is None else \
+            f"{b.memory_mib:,.0f} ({b.config.label})"
+
+    met = "-"
+    if graph and torch and graph.memory_mib is not None and torch.memory_mib is not None:
+        met = "met" if graph.memory_mib <= torch.memory_mib else "NOT met"
+        met = f"{graph.memory_mib / torch.memory_mib:.2f}× ({met}, ≤ 1×)"
+    return [key, cell(graph), cell(torch), cell(jax), met]
+
+
 def gemm_rows(key: str, figures: Figures, sgemm: dict[int, float]) -> list[list[str]]:
-    """mskernel graph's and the best PyTorch configuration's GFLOP/s as a share of SGEMM at
-    their thread counts (the target applies to mskernel; ``sgemm`` from
-    :func:`fastest_sgemm`)."""
+    """mskernel graph's and the best peers' GFLOP/s as a share of SGEMM at their thread
+    counts (the target applies to mskernel; ``sgemm`` from :func:`fastest_sgemm`)."""
     rows = []
-    for framework, target in (("mskernel", GEMM_TARGET), ("torch", None)):
+    for framework, target in (("mskernel", GEMM_TARGET), *((p, None) for p in PEERS)):
         b = best(figures, key, framework, "graph" if framework == "mskernel" else None)
         if b is not None and b.config.threads in sgemm:
             peak = sgemm[b.config.threads]
@@ -317,39 +370,80 @@ def fastest_sgemm(records: list[dict[str, Any]]) -> dict[int, float]:
 
 
 def summary(records: list[dict[str, Any]]) -> str:
-    samples = medians(records, "step", workload_and_config, "samples_per_s")
-    gflops = medians(records, "step", workload_and_config, "gflops")
-    figures = {k: (v, gflops[k]) for k, v in samples.items()}
+    figures = figures_of(records)
     sgemm = fastest_sgemm(records)
     sgemm_median = medians(records, "sgemm", lambda r: r["threads"], "gflops")
-    workloads = [k for k in WORKLOADS if any(w == k for w, _ in figures)]
+    present = {w for w, _ in figures}
+    workloads = [k for k in WORKLOADS if k in present]
+    swept = [k for k in SWEEP if k in present]
     checks = {(r["workload"], r["mode"]): r for r in records if r.get("kind") == "check"}
     rounds = len({r.get("round") for r in records if r.get("kind") == "step"})
-    gemm = [row for key in workloads if WORKLOADS[key].gemm_bound
-            for row in gemm_rows(key, figures, sgemm)]
+    kernels = sorted({r["blas_kernel"] for r in records if r.get("blas_kernel")})
     out = [machine(records, rounds), "",
            "SGEMM (NumPy's BLAS, float32; the run's fastest repetition, the median of the "
            "measurements' medians in brackets): " + ", ".join(
                f"{t} thread(s) {fmt(g)} GFLOP/s ({fmt(sgemm_median[t])})"
-               for t, g in sorted(sgemm.items())), "",
-           ("samples/s, median over rounds (the configuration in brackets; batch-1 inference: "
-            "1 / latency)"), "",
-           table(["workload", "best PyTorch", "best PyTorch eager", "mskernel graph",
-                  "mskernel eager", "graph ÷ best PyTorch", "eager ÷ PyTorch eager"],
-                 [comparison_row(key, figures, checks) for key in workloads])]
-    if gemm:
-        out += ["", ("GEMM-bound workloads: counted FLOPs per step ÷ median step time, "
-                     "against SGEMM at the same thread count"), "",
-                table(["workload", "configuration", "GFLOP/s", "SGEMM GFLOP/s", "share"], gemm)]
+               for t, g in sorted(sgemm.items()))
+           + (f"; OpenBLAS kernel {', '.join(kernels)}" if kernels else "")]
+    if workloads:
+        gemm = [row for key in workloads if WORKLOADS[key].gemm_bound
+                for row in gemm_rows(key, figures, sgemm)]
+        out += ["", ("samples/s, median over rounds (the configuration in brackets; batch-1 "
+                     "inference: 1 / latency)"), "",
+                table(["workload", "best peer", "best PyTorch", "best JAX",
+                       "best PyTorch eager", "mskernel graph", "mskernel eager",
+                       "graph ÷ best peer", "eager ÷ PyTorch eager"],
+                      [comparison_row(key, figures, checks) for key in workloads])]
+        if gemm:
+            out += ["", ("GEMM-bound workloads: counted FLOPs per step ÷ median step time, "
+                         "against SGEMM at the same thread count"), "",
+                    table(["workload", "configuration", "GFLOP/s", "SGEMM GFLOP/s", "share"],
+                          gemm)]
+        trained = [k for k in workloads if WORKLOADS[k].training]
+        if trained:
+            out += ["", ("memory of a training step, MiB: peak resident set while the timed "
+                         "steps ran, less the framework's import"), "",
+                    table(["workload", "mskernel graph", "best PyTorch", "best JAX",
+                           "mskernel ÷ PyTorch"],
+                          [memory_row(key, figures) for key in trained])]
+    if swept:
+        out += ["", sweep_table(figures, swept)]
     out += ["", "every configuration, samples/s (median over rounds)", "",
-            configuration_table(figures, workloads), "", placement_notes(records, checks)]
+            configuration_table(figures, [k for k in ALL_WORKLOADS if k in present]), "",
+            placement_notes(records, checks)]
     return "\n".join(out).rstrip() + "\n"
+
+
+def sweep_table(figures: Figures, workloads: list[str]) -> str:
+    """Step time and memory per framework (its fastest configuration, eager and graph apart)
+    as the MLP widens and the transformer's sequence grows."""
+    columns = [("torch", "eager"), ("torch", "graph"), ("jax", "graph"), ("mskernel", "eager"),
+               ("mskernel", "graph")]
+    names = {("torch", "eager"): "PyTorch eager", ("torch", "graph"): "torch.compile",
+             ("jax", "graph"): "jax.jit", ("mskernel", "eager"): "mskernel eager",
+             ("mskernel", "graph"): "mskernel graph"}
+    rows = []
+    for key in workloads:
+        w = ALL_WORKLOADS[key]
+        size = f"hidden {w.hidden}" if w.name == "mlp" else f"sequence {w.seq}"
+        row = [w.name, size, f"{w.step_flop / 1e9:.2f}"]
+        for framework, mode in columns:
+            b = best(figures, key, framework, mode)
+            row.append("-" if b is None or b.step_ms is None else
+                       f"{b.step_ms:.3g} ms, {fmt(b.memory_mib)} MiB")
+        graph, peer = best(figures, key, "mskernel", "graph"), best(figures, key, PEERS)
+        row.append(verdict(ratio(graph, peer), None))
+        rows.append(row)
+    return ("scaling sweep: step time (median) and memory (peak resident set while the timed "
+            "steps ran, less the framework's import) at each framework's fastest thread "
+            "setting\n\n" + table(["model", "size", "GFLOP/step", *(names[c] for c in columns),
+                                   "graph ÷ best peer"], rows))
 
 
 def configuration_table(figures: Figures, workloads: list[str]) -> str:
     configs = [c for c in CONFIGS if any(cf == c for _, cf in figures)]
-    rows = [[key] + [fmt(figures.get((key, c), (None, None))[0]) for c in configs]
-            for key in workloads]
+    rows = [[key] + [fmt(b.samples_per_s) if (b := figures.get((key, c))) else "-"
+                     for c in configs] for key in workloads]
     return table(["workload"] + [c.label for c in configs], rows)
 
 
@@ -421,10 +515,19 @@ def machine(records: list[dict[str, Any]], rounds: int) -> str:
 
 def parse(argv: Optional[list[str]] = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--workloads", default=",".join(WORKLOADS),
-                        help="comma-separated subset of " + ", ".join(WORKLOADS))
-    parser.add_argument("--frameworks", default="torch,mskernel",
-                        help="torch, mskernel or both (default)")
+    parser.add_argument("--workloads", default=None,
+                        help="comma-separated subset of " + ", ".join(ALL_WORKLOADS)
+                        + " (default: the anchors, or the sweep's with --sweep)")
+    parser.add_argument("--sweep", action="store_true",
+                        help="the scaling sweep: " + ", ".join(SWEEP))
+    parser.add_argument("--frameworks", default="torch,jax,mskernel",
+                        help="comma-separated subset of torch, jax, mskernel (default all)")
+    parser.add_argument("--jax-python", default=os.environ.get("JAX_PYTHON", sys.executable),
+                        help="the interpreter with jax and optax installed (default $JAX_PYTHON"
+                        ", else this one)")
+    parser.add_argument("--native-blas", action="store_true",
+                        help="run every measurement without " + " and ".join(BLAS_OVERRIDES)
+                        + " (as users' machines do), so OpenBLAS picks its own kernel")
     parser.add_argument("--rounds", type=int, default=None, help="default 3 (1 with --quick)")
     parser.add_argument("--warmup", type=int, default=None,
                         help="untimed steps, the first compiles (default 5; 1 with --quick)")
@@ -450,13 +553,16 @@ def parse(argv: Optional[list[str]] = None) -> argparse.Namespace:
         if getattr(args, name) is None:
             setattr(args, name, small if quick else full)
     args.sgemm_seconds = 0.3 if quick else 2.0
+    if args.workloads is None:
+        args.workloads = ",".join(SWEEP if args.sweep else WORKLOADS)
     args.workloads = [k for k in args.workloads.split(",") if k]
-    unknown = [k for k in args.workloads if k not in WORKLOADS]
+    unknown = [k for k in args.workloads if k not in ALL_WORKLOADS]
     if unknown:
-        parser.error(f"unknown workload(s) {', '.join(unknown)}; known: {', '.join(WORKLOADS)}")
+        parser.error(f"unknown workload(s) {', '.join(unknown)}; "
+                     f"known: {', '.join(ALL_WORKLOADS)}")
     args.frameworks = {f for f in args.frameworks.split(",") if f}
-    if not args.frameworks <= {"torch", "mskernel"}:
-        parser.error("--frameworks takes torch, mskernel or both")
+    if not args.frameworks <= {"torch", "jax", "mskernel"}:
+        parser.error("--frameworks takes a subset of torch, jax, mskernel")
     return args
 
 

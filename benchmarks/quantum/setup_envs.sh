@@ -11,4 +11,7 @@ mk venv_mindquantum
 "$ANCHORS/venv_mindquantum/bin/pip" install -q mindquantum==0.12.0 numpy==2.4.6
 mk venv_qiskit
 "$ANCHORS/venv_qiskit/bin/pip" install -q qiskit==2.6.2 qiskit-aer==0.18.2 numpy==2.4.6
+mk venv_lightning
+"$ANCHORS/venv_lightning/bin/pip" install -q pennylane==0.45.1 pennylane-lightning==0.45.0 \
+  numpy==2.4.6
 echo "venvs ready under $ANCHORS"

@@ -4,12 +4,18 @@ it with the thread environment of the configuration (``OMP_NUM_THREADS``,
 sized before the framework loads.
 
     python -m workloads.measure step FRAMEWORK MODE WORKLOAD --threads N [--steps ...]
+                                                       # FRAMEWORK: torch, jax or mskernel
     python -m workloads.measure check WORKLOAD MODE      # mskernel against PyTorch in float64
     python -m workloads.measure sgemm --threads N        # the machine's SGEMM GFLOP/s
 
 ``step``: ``--warmup`` untimed steps (the first compiles), then steps timed one by one — at
 least ``--steps``, more while fewer than ``--min-seconds`` have passed (at most 300), fewer
-(but at least 3) once ``--max-seconds`` have passed; the record holds the median step time.
+(but at least 3) once ``--max-seconds`` have passed; the record holds the median step time
+and the memory: the resident set after the framework's import (``rss_import_mib``) and its
+peak while the timed steps ran (``peak_rss_mib``: the high-water mark is reset after the
+warm-up, so compilation does not count), their difference ``step_memory_mib`` being what the
+model, its step and the framework's caches hold.  JAX runs on at most ``--threads`` CPUs
+(its thread flags bound only some of XLA's pools, so the process is pinned as well).
 
 ``check``: mskernel's model (``MODE`` eager or graph) and PyTorch's eager model in float32
 and in float64, all with mskernel's initial weights, run :data:`CHECK_STEPS` steps on the
@@ -22,6 +28,7 @@ as the yardstick.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 import os
@@ -33,7 +40,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .spec import WORKLOADS, Workload
+from .spec import ALL_WORKLOADS, Workload
 
 CHECK_STEPS = 2
 #: float32 tolerances for a loss (against the float64 result)
@@ -57,6 +64,7 @@ def run_timed(step: Callable[[], Any], warmup: int, steps: int, min_seconds: flo
     for _ in range(warmup - 1):
         step()
     warmup_s = time.perf_counter() - start
+    _reset_peak_rss()
     times: list[float] = []
     timed_start = time.perf_counter()
     while True:
@@ -69,7 +77,22 @@ def run_timed(step: Callable[[], Any], warmup: int, steps: int, min_seconds: flo
         if len(times) >= steps and (elapsed >= min_seconds or len(times) >= MAX_TIMED_STEPS):
             break
     return {"times": times, "first_step_s": first_s, "warmup_s": warmup_s,
-            "first": first, "last": last}
+            "first": first, "last": last, "peak_rss_mib": _status_mib("VmHWM")}
+
+
+def _status_mib(field: str) -> float:
+    """A memory figure of this process from ``/proc/self/status`` (``VmRSS``, ``VmHWM``), MiB."""
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _reset_peak_rss() -> None:
+    """Start the resident set's high-water mark (``VmHWM``) again from the current size."""
+    with open("/proc/self/clear_refs", "w") as refs:
+        refs.write("5")
 
 
 def _torch_step(workload: Workload, graph: bool, threads: int) -> tuple[Callable, Callable]:
@@ -78,6 +101,12 @@ def _torch_step(workload: Workload, graph: bool, threads: int) -> tuple[Callable
     torch_models.set_threads(threads)
     step = torch_models.make_step(workload, torch_models.build_model(workload), graph)
     return step, lambda caught_warnings: torch_models.describe()
+
+
+def _jax_step(workload: Workload, graph: bool, threads: int) -> tuple[Callable, Callable]:
+    from . import jax_models
+
+    return jax_models.make_step(workload), lambda caught_warnings: jax_models.describe()
 
 
 def _mskernel_step(workload: Workload, graph: bool, threads: int) -> tuple[Callable, Callable]:
@@ -99,8 +128,13 @@ def _mskernel_step(workload: Workload, graph: bool, threads: int) -> tuple[Calla
 
 
 def measure_step(args: argparse.Namespace) -> dict[str, Any]:
-    workload = WORKLOADS[args.workload]
-    prepare = _torch_step if args.framework == "torch" else _mskernel_step
+    workload = ALL_WORKLOADS[args.workload]
+    if args.framework == "jax":
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:args.threads])
+    importlib.import_module(f".{args.framework}_models", __package__)
+    rss_import = _status_mib("VmRSS")
+    prepare = {"torch": _torch_step, "jax": _jax_step, "mskernel": _mskernel_step}[
+        args.framework]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("default")  # each distinct warning once: none while timing
         step, describe = prepare(workload, args.mode == "graph", args.threads)
@@ -114,7 +148,9 @@ def measure_step(args: argparse.Namespace) -> dict[str, Any]:
               "threads": args.threads, "step_ms_median": median * 1e3,
               "step_ms_p25": q1 * 1e3, "step_ms_p75": q3 * 1e3,
               "gflops": workload.step_flop / median / 1e9, "n_timed": len(times),
-              "first_step_s": result["first_step_s"], "warmup_s": result["warmup_s"]}
+              "first_step_s": result["first_step_s"], "warmup_s": result["warmup_s"],
+              "rss_import_mib": rss_import, "peak_rss_mib": result["peak_rss_mib"],
+              "step_memory_mib": result["peak_rss_mib"] - rss_import}
     if workload.training:
         losses = (result["first"], result["last"])
         record |= {"loss_first": losses[0], "loss_last": losses[1],
@@ -129,7 +165,7 @@ def check(args: argparse.Namespace) -> dict[str, Any]:
 
     from . import mskernel_models, torch_models
 
-    workload = WORKLOADS[args.workload]
+    workload = ALL_WORKLOADS[args.workload]
     net = mskernel_models.build_model(workload)
     module = torch_models.build_model(workload)
     names = mskernel_models.torch_names(net)
@@ -199,25 +235,37 @@ def sgemm(args: argparse.Namespace) -> dict[str, Any]:
         times.append(time.perf_counter() - t)
     median = statistics.median(times)
     blas = np.show_config(mode="dicts").get("Build Dependencies", {}).get("blas", {})
-    return {"framework": "numpy", "mode": "sgemm", "workload": f"sgemm_{n}", "threads":
+    return _blas_kernel() | {"framework": "numpy", "mode": "sgemm", "workload": f"sgemm_{n}", "threads":
             args.threads, "gflops": 2 * n ** 3 / median / 1e9,
             "gflops_best": 2 * n ** 3 / min(times) / 1e9, "n_timed": len(times),
             "blas": f"{blas.get('name', '?')} {blas.get('version', '')}".strip()}
+
+
+def _blas_kernel() -> dict[str, str]:
+    """The kernel family OpenBLAS runs (threadpoolctl's ``architecture``: Haswell, SkylakeX,
+    Zen ...), when threadpoolctl is installed."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return {}
+    found = [i.get("architecture", "?") for i in threadpool_info()
+             if i.get("internal_api") == "openblas"]
+    return {"blas_kernel": ", ".join(sorted(set(found)))} if found else {}
 
 
 def parse(argv: Any = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     kinds = parser.add_subparsers(dest="kind", required=True)
     step = kinds.add_parser("step")
-    step.add_argument("framework", choices=("torch", "mskernel"))
+    step.add_argument("framework", choices=("torch", "jax", "mskernel"))
     step.add_argument("mode", choices=("eager", "graph"))
-    step.add_argument("workload", choices=sorted(WORKLOADS))
+    step.add_argument("workload", choices=sorted(ALL_WORKLOADS))
     step.add_argument("--warmup", type=int, default=5)
     step.add_argument("--steps", type=int, default=30)
     step.add_argument("--min-seconds", type=float, default=3.0)
     step.add_argument("--max-seconds", type=float, default=60.0)
     checked = kinds.add_parser("check")
-    checked.add_argument("workload", choices=sorted(WORKLOADS))
+    checked.add_argument("workload", choices=sorted(ALL_WORKLOADS))
     checked.add_argument("mode", choices=("eager", "graph"))
     gemm = kinds.add_parser("sgemm")
     gemm.add_argument("--size", type=int, default=2048)

@@ -22,7 +22,7 @@ from mskernel import nn
 from mskernel.runtime.executor import resolve_backends
 from mskernel.runtime.partition import partition
 
-from .spec import (CLASSES, D_FF, D_MODEL, HEADS, LEARNING_RATE, MLP_SIZES, MOMENTUM,
+from .spec import (CLASSES, D_FF, D_MODEL, HEADS, LEARNING_RATE, MOMENTUM,
                     RESNET_BLOCKS, WEIGHT_SEED, Workload)
 
 
@@ -44,9 +44,9 @@ class LeNet5(nn.Cell):
         return self.fc3(self.fc2(self.fc1(self.flatten(x))))
 
 
-def mlp() -> nn.Cell:
+def mlp(workload: Workload) -> nn.Cell:
     layers: list[nn.Cell] = []
-    for fan_in, fan_out in pairwise(MLP_SIZES):
+    for fan_in, fan_out in pairwise(workload.mlp_sizes):
         layers += [nn.Dense(fan_in, fan_out), nn.ReLU()]
     return nn.SequentialCell(layers[:-1])
 
@@ -92,9 +92,9 @@ def transformer() -> nn.Cell:
     return nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, batch_first=True)
 
 
-_MODELS: dict[str, Callable[[], nn.Cell]] = {
-    "lenet5": LeNet5, "inference_lenet": LeNet5, "mlp": mlp, "resnet_small": ResNetSmall,
-    "transformer": transformer}
+_MODELS: dict[str, Callable[[Workload], nn.Cell]] = {
+    "lenet5": lambda w: LeNet5(), "inference_lenet": lambda w: LeNet5(), "mlp": mlp,
+    "resnet_small": lambda w: ResNetSmall(), "transformer": lambda w: transformer()}
 
 #: mskernel's names of normalisation parameters → PyTorch's
 _TORCH_SUFFIXES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_mean",
@@ -103,7 +103,7 @@ _TORCH_SUFFIXES = {"gamma": "weight", "beta": "bias", "moving_mean": "running_me
 
 def build_model(workload: Workload) -> nn.Cell:
     mskernel.random.set_seed(WEIGHT_SEED)
-    return _MODELS[workload.name]()
+    return _MODELS[workload.name](workload)
 
 
 def torch_names(net: nn.Cell) -> dict[str, str]:

@@ -51,16 +51,18 @@ def conv_flops(batch: int, c_in: int, c_out: int, kernel: int, out_size: int) ->
     return 2 * batch * c_out * out_size * out_size * c_in * kernel * kernel
 
 
-def _lenet_layers(b: int) -> list[int]:
+def _lenet_layers(w: Workload) -> list[int]:
+    b = w.batch
     return [conv_flops(b, 1, 6, 5, 28), conv_flops(b, 6, 16, 5, 10),
             dense_flops(b, 400, 120), dense_flops(b, 120, 84), dense_flops(b, 84, CLASSES)]
 
 
-def _mlp_layers(b: int) -> list[int]:
-    return [dense_flops(b, i, o) for i, o in pairwise(MLP_SIZES)]
+def _mlp_layers(w: Workload) -> list[int]:
+    return [dense_flops(w.batch, i, o) for i, o in pairwise(w.mlp_sizes)]
 
 
-def _resnet_layers(b: int) -> list[int]:
+def _resnet_layers(w: Workload) -> list[int]:
+    b = w.batch
     layers, size = [conv_flops(b, 3, 16, 3, 32)], 32
     for c_in, c_out, stride in RESNET_BLOCKS:
         size //= stride
@@ -70,10 +72,11 @@ def _resnet_layers(b: int) -> list[int]:
     return layers + [dense_flops(b, 64, CLASSES)]
 
 
-def _transformer_layers(b: int) -> list[int]:
-    tokens = b * SEQ
+def _transformer_layers(w: Workload) -> list[int]:
+    b, seq = w.batch, w.seq
+    tokens = b * seq
     return [dense_flops(tokens, D_MODEL, 3 * D_MODEL),        # q, k, v projections
-            2 * 2 * b * SEQ * SEQ * D_MODEL,                  # q kᵀ and attention · v
+            2 * 2 * b * seq * seq * D_MODEL,                  # q kᵀ and attention · v
             dense_flops(tokens, D_MODEL, D_MODEL),            # output projection
             dense_flops(tokens, D_MODEL, D_FF), dense_flops(tokens, D_FF, D_MODEL)]
 
@@ -84,14 +87,28 @@ _LAYERS = {"lenet5": _lenet_layers, "inference_lenet": _lenet_layers, "mlp": _ml
 
 @dataclass(frozen=True)
 class Workload:
-    """One anchor workload at one batch size (``key`` is ``"<name>_b<batch>"``)."""
+    """One anchor workload at one batch size (``key`` is ``"<name>_b<batch>"``, with
+    ``_h<hidden>`` / ``_s<seq>`` when the MLP's width or the transformer's sequence differs
+    from the anchor's, as in the scaling sweep)."""
 
     name: str
     batch: int
+    #: the MLP's hidden width
+    hidden: int = MLP_SIZES[1]
+    #: the transformer's sequence length
+    seq: int = SEQ
 
     @property
     def key(self) -> str:
-        return f"{self.name}_b{self.batch}"
+        key = f"{self.name}_b{self.batch}"
+        if self.hidden != MLP_SIZES[1]:
+            key += f"_h{self.hidden}"
+        return key + (f"_s{self.seq}" if self.seq != SEQ else "")
+
+    @property
+    def mlp_sizes(self) -> tuple[int, ...]:
+        """The MLP's layer widths, both hidden layers ``hidden`` wide."""
+        return (MLP_SIZES[0], self.hidden, self.hidden, CLASSES)
 
     @property
     def training(self) -> bool:
@@ -106,18 +123,18 @@ class Workload:
     def input_shape(self) -> tuple[int, ...]:
         b = self.batch
         return {"mlp": (b, MLP_SIZES[0]), "resnet_small": (b, 3, 32, 32),
-                "transformer": (b, SEQ, D_MODEL)}.get(self.name, (b, 1, 32, 32))
+                "transformer": (b, self.seq, D_MODEL)}.get(self.name, (b, 1, 32, 32))
 
     @property
     def forward_flop(self) -> int:
-        return sum(_LAYERS[self.name](self.batch))
+        return sum(_LAYERS[self.name](self))
 
     @property
     def step_flop(self) -> int:
         """The FLOPs of one step: the forward pass, or a whole training step."""
         if not self.training:
             return self.forward_flop
-        return 3 * self.forward_flop - _LAYERS[self.name](self.batch)[0]
+        return 3 * self.forward_flop - _LAYERS[self.name](self)[0]
 
     def batch_arrays(self) -> tuple[np.ndarray, np.ndarray]:
         """The fixed batch both frameworks use: float32 inputs and the labels (int64 class
@@ -133,3 +150,12 @@ WORKLOADS = {w.key: w for w in (
     Workload("lenet5", 32), Workload("lenet5", 256), Workload("mlp", 128),
     Workload("resnet_small", 64), Workload("transformer", 16),
     Workload("inference_lenet", 1), Workload("inference_lenet", 256))}
+
+#: the scaling sweep: the MLP at hidden widths 256 → 4096, the transformer at sequences
+#: 64 → 512 (the anchors' own sizes included), to see how each framework's cost grows
+SWEEP = {w.key: w for w in (
+    *(Workload("mlp", 128, hidden=h) for h in (256, 512, 1024, 2048, 4096)),
+    *(Workload("transformer", 16, seq=s) for s in (64, 128, 256, 512)))}
+
+#: every workload a measurement can name
+ALL_WORKLOADS = WORKLOADS | SWEEP

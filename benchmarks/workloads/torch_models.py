@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from .spec import (CLASSES, D_FF, D_MODEL, HEADS, LEARNING_RATE, MLP_SIZES, MOMENTUM,
+from .spec import (CLASSES, D_FF, D_MODEL, HEADS, LEARNING_RATE, MOMENTUM,
                     RESNET_BLOCKS, WEIGHT_SEED, Workload)
 
 
@@ -35,9 +35,9 @@ class LeNet5(nn.Module):
         return self.fc3(x)
 
 
-def mlp() -> nn.Module:
+def mlp(workload: Workload) -> nn.Module:
     layers: list[nn.Module] = []
-    for fan_in, fan_out in pairwise(MLP_SIZES):
+    for fan_in, fan_out in pairwise(workload.mlp_sizes):
         layers += [nn.Linear(fan_in, fan_out), nn.ReLU()]
     return nn.Sequential(*layers[:-1])
 
@@ -77,9 +77,9 @@ def transformer() -> nn.Module:
     return nn.TransformerEncoderLayer(D_MODEL, HEADS, D_FF, dropout=0.0, batch_first=True)
 
 
-_MODELS: dict[str, Callable[[], nn.Module]] = {
-    "lenet5": LeNet5, "inference_lenet": LeNet5, "mlp": mlp, "resnet_small": ResNetSmall,
-    "transformer": transformer}
+_MODELS: dict[str, Callable[[Workload], nn.Module]] = {
+    "lenet5": lambda w: LeNet5(), "inference_lenet": lambda w: LeNet5(), "mlp": mlp,
+    "resnet_small": lambda w: ResNetSmall(), "transformer": lambda w: transformer()}
 
 
 def set_threads(threads: int) -> None:
@@ -92,7 +92,7 @@ def set_threads(threads: int) -> None:
 
 def build_model(workload: Workload) -> nn.Module:
     torch.manual_seed(WEIGHT_SEED)
-    return _MODELS[workload.name]()
+    return _MODELS[workload.name](workload)
 
 
 def loss_function(workload: Workload) -> Callable[..., torch.Tensor]:

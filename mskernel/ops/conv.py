@@ -8,6 +8,9 @@ spatial dims (decided by the input's rank).
   ``conv_transpose{1,2,3}d``: ``w`` is ``[C_in, C_out/groups, *kernel]``.
 - ``max_pool``, ``avg_pool`` — PyTorch's pooling, ``ceil_mode`` and ``count_include_pad``
   included.
+- ``max_pool_grad`` — ``max_pool``'s input gradient: each window's cotangent ``g`` added at
+  the window's first maximum of ``x`` in row-major window order (PyTorch's tie rule; a NaN
+  counts as the maximum; a window whose maximum is in the padding passes nothing).
 - ``adaptive_avg_pool``, ``adaptive_max_pool`` — window ``i`` of ``out`` over a dim of size
   ``L`` is ``[floor(i*L/out), ceil((i+1)*L/out))``.
 
@@ -24,7 +27,9 @@ float32.
 ``conv`` and ``conv_transpose`` are primitives; the pools are composites (see
 :mod:`.primitives`): one strided ``slice`` of the padded input per kernel position, combined by
 ``maximum`` or by ``add`` and a division by the window sizes, and for the adaptive pools one
-``mean``/``max`` per window (a ``reshape`` when the windows are of one size).
+``mean``/``max`` per window (a ``reshape`` when the windows are of one size);
+``max_pool_grad`` gathers the windows through a static table of their positions, takes their
+``argmax`` and ``scatter``-adds the cotangent there.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from typing import Any, Callable, Iterator, Mapping, Optional, Sequence
 import numpy as np
 
 from ..errors import InferError
+from ..ir.dtypes import int64
 from ..ir.graph import Value
 from ..ir.types import Shape, TensorType
 from .compose import in_working_precision, tensor_type
@@ -241,6 +247,31 @@ def _max_pool(x: np.ndarray, kernel: Sequence[int], stride: Ints, padding: Ints,
     return view.max(axis=_kernel_axes(view.ndim))
 
 
+def _max_pool_grad_infer(x: TensorType, g: TensorType, kernel: Sequence[int], stride: Ints,
+                         padding: Ints, dilation: Ints, ceil_mode: bool) -> TensorType:
+    pooled = _pooled_type(x, "f", "a floating-point", kernel, stride, padding, dilation,
+                          ceil_mode)
+    same_dtype([x, tensor(g, "g")])
+    if g.shape != pooled.shape:
+        raise InferError(f"g must have max_pool's output shape {list(pooled.shape)}, "
+                         f"got {list(g.shape)}")
+    return x
+
+
+def _max_pool_grad(x: np.ndarray, g: np.ndarray, kernel: Sequence[int], stride: Ints,
+                   padding: Ints, dilation: Ints, ceil_mode: bool) -> np.ndarray:
+    window = _pool_window(x.ndim, kernel, stride, padding, dilation, ceil_mode)
+    pads, table = window.covering_pads(x.shape[2:]), window.positions(x.shape[2:])
+    padded = pad(x, pads, -np.inf)
+    rows = math.prod(x.shape[:2])
+    flat = padded.reshape(rows, math.prod(padded.shape[2:]))
+    first_max = table[np.arange(len(table)), np.argmax(flat[:, table], axis=2)]
+    summed = np.zeros(flat.shape, widened(g).dtype)
+    np.add.at(summed, (np.arange(rows)[:, None], first_max), g.reshape(rows, len(table)))
+    grad = summed.reshape(padded.shape)
+    return pad(grad, [(-lo, -hi) for lo, hi in pads], 0).astype(x.dtype)
+
+
 def _avg_pool_infer(x: TensorType, kernel: Sequence[int], stride: Ints, padding: Ints,
                     ceil_mode: bool, count_include_pad: bool) -> TensorType:
     return _pooled_type(x, "f", "a floating-point", kernel, stride, padding, None, ceil_mode)
@@ -322,6 +353,11 @@ def _adaptive_max_pool(x: np.ndarray, output_size: Sequence[int]) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
+def _flat(pads: Sequence[tuple[int, int]]) -> tuple[int, ...]:
+    """``(lo, hi)`` pairs as the ``pad`` op's flat attribute."""
+    return tuple(v for pair in pads for v in pair)
+
+
 def _taps(b: Emitter, x: Value, window: Window, fill: float) -> list[Value]:
     """The windows of ``x`` padded with ``fill``, one kernel position at a time: tap ``t`` is
     ``[N, C, *out]`` holding padded ``x[n, c, *(o*stride + t*dilation)]`` (what
@@ -329,11 +365,8 @@ def _taps(b: Emitter, x: Value, window: Window, fill: float) -> list[Value]:
     t = tensor_type(x)
     spatial = t.shape[2:]
     out = window.output_shape(spatial)
-    pads = [0, 0, 0, 0]
-    for size, o, s, ext, (lo, hi) in zip(spatial, out, window.stride, window.extents,
-                                         window.padding):
-        pads += [lo, max(hi, (o - 1) * s + ext - size - lo)]
-    padded = b.op("pad", x, pads=tuple(pads), value=fill) if any(pads) else x
+    pads = (0, 0, 0, 0) + _flat(window.covering_pads(spatial))
+    padded = b.op("pad", x, pads=pads, value=fill) if any(pads) else x
     axes = tuple(range(2, t.rank))
     taps = []
     for position in itertools.product(*(range(k) for k in window.kernel)):
@@ -353,6 +386,29 @@ def _decompose_max_pool(b: Emitter, x: Value, kernel: Sequence[int], stride: Int
     window = _pool_window(tensor_type(x).rank, kernel, stride, padding, dilation, ceil_mode)
     lowest = _lowest(tensor_type(x).dtype.storage)
     return _combined(b, "maximum", _taps(b, x, window, float(lowest)))
+
+
+def _decompose_max_pool_grad(b: Emitter, x: Value, g: Value, kernel: Sequence[int],
+                             stride: Ints, padding: Ints, dilation: Ints,
+                             ceil_mode: bool) -> Value:
+    t = tensor_type(x)
+    window = _pool_window(t.rank, kernel, stride, padding, dilation, ceil_mode)
+    pads, table = window.covering_pads(t.shape[2:]), window.positions(t.shape[2:])
+    flat_pads = (0, 0, 0, 0) + _flat(pads)
+    padded = b.op("pad", x, pads=flat_pads, value=-math.inf) if any(flat_pads) else x
+    lead, size = t.shape[:2], math.prod(tensor_type(padded).shape[2:])
+    positions = b.op("constant", value=table, dtype=int64)
+    windows = b.op("gather", b.op("reshape", padded, shape=lead + (size,)), positions, axis=2)
+    every = b.op("broadcast_to", b.op("reshape", positions, shape=(1, 1) + table.shape),
+                 shape=lead + table.shape)
+    first_max = b.op("take_along_axis", every, b.op("argmax", windows, axis=3, keepdims=True),
+                     axis=3)
+    zeros = b.op("broadcast_to", b.op("constant", value=np.zeros((), t.dtype.storage),
+                                      dtype=t.dtype), shape=lead + (size,))
+    summed = b.op("scatter", zeros, b.op("reshape", first_max, shape=lead + (len(table),)),
+                  b.op("reshape", g, shape=lead + (len(table),)), axis=2, reduce="add")
+    grad = b.op("reshape", summed, shape=tensor_type(padded).shape)
+    return b.op("pad", grad, pads=tuple(-v for v in flat_pads)) if any(flat_pads) else grad
 
 
 def _decompose_avg_pool(b: Emitter, x: Value, kernel: Sequence[int], stride: Ints,
@@ -414,6 +470,11 @@ OPS: list[OpDef] = [
           attrs=(Attr("kernel", "ints"), _STRIDE, _PADDING, _DILATION, _CEIL_MODE),
           doc="max over each window (torch.nn.functional.max_pool{1,2,3}d); padding is -inf",
           decomposition=_decompose_max_pool),
+    OpDef("max_pool_grad", ("x", "g"), _max_pool_grad_infer, _max_pool_grad,
+          attrs=(Attr("kernel", "ints"), _STRIDE, _PADDING, _DILATION, _CEIL_MODE),
+          doc="max_pool's input gradient: each window's g added at the first maximum of x in "
+              "the window (row-major; NaN counts as the maximum)",
+          decomposition=in_working_precision(_decompose_max_pool_grad)),
     OpDef("avg_pool", ("x",), _avg_pool_infer, _avg_pool,
           attrs=(Attr("kernel", "ints"), _STRIDE, _PADDING, _CEIL_MODE,
                  Attr("count_include_pad", "bool", True)),
@@ -472,7 +533,7 @@ _CONV_TRANSPOSE_CASES: tuple[tuple[str, Shape, Shape, dict[str, Any]], ...] = (
 )
 
 # (label, x shape, attrs); the first two run on every float dtype.
-_MAX_POOL_CASES = (
+_MAX_POOL_CASES: tuple[tuple[str, Shape, dict[str, Any]], ...] = (
     ("1d-ceil", (2, 3, 8), {"kernel": (3,), "stride": (2,), "padding": (1, 1), "ceil_mode": True}),
     ("2d-dilation-asym-pad", (1, 2, 6, 7),
      {"kernel": (2, 3), "stride": (2, 1), "padding": (0, 1, 1, 0), "dilation": (2, 1)}),
@@ -511,6 +572,29 @@ _ADAPTIVE_CASES = (
 )
 
 
+def _max_pool_grad_samples(rng: np.random.Generator) -> Iterator[OpSample]:
+    """max_pool's cases with a cotangent of its output's shape; in float32 also with ties
+    (a few distinct values: the first maximum must win) and NaNs."""
+    for i, (label, shape, attrs) in enumerate(_MAX_POOL_CASES):
+        for dt in FLOATS if i < 2 else FLOATS[:2]:
+            x = random_array(rng, shape, dt)
+            variants = [(label, x)]
+            if dt == "float32" and x.size:
+                ties = rng.integers(0, 3, shape).astype(np.float32)
+                nans = np.where(rng.random(shape) < 0.2, np.float32(np.nan), x)
+                variants += [(f"{label}-ties", ties), (f"{label}-nan", nans)]
+            for name, value in variants:
+                g = random_array(rng, _max_pool(value, **_pool_attrs(attrs)).shape, dt)
+                yield OpSample("max_pool_grad", (value, g), dict(attrs), dtypes=(dt, dt),
+                               label=name)
+
+
+def _pool_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    """A max pool's attributes with the defaults filled in."""
+    defaults = {"stride": None, "padding": None, "dilation": None, "ceil_mode": False}
+    return defaults | dict(attrs)
+
+
 def _window_samples(op: str, cases: tuple, extra_dtypes: tuple[str, ...] = ()) -> SampleFn:
     """Every case in float32 and float64; the first two also in the half types and in
     ``extra_dtypes``."""
@@ -526,6 +610,7 @@ SAMPLES: dict[str, SampleFn] = {
     "conv": _window_samples("conv", _CONV_CASES),
     "conv_transpose": _window_samples("conv_transpose", _CONV_TRANSPOSE_CASES),
     "max_pool": _window_samples("max_pool", _MAX_POOL_CASES, ("int32", "uint8")),
+    "max_pool_grad": _max_pool_grad_samples,
     "avg_pool": _window_samples("avg_pool", _AVG_POOL_CASES),
     "adaptive_avg_pool": _window_samples("adaptive_avg_pool", _ADAPTIVE_CASES),
     "adaptive_max_pool": _window_samples("adaptive_max_pool", _ADAPTIVE_CASES, ("int32", "uint8")),

@@ -11,6 +11,7 @@ im2col without copying, so references reduce or contract windows with vectorised
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -126,16 +127,26 @@ class Window:
             out.append(count)
         return tuple(out)
 
+    def covering_pads(self, spatial: Shape) -> Pads:
+        """The padding that holds every window: the op's, the high side extended where
+        ``ceil_mode``'s last window reaches past it."""
+        out = self.output_shape(spatial)
+        return tuple((lo, max(hi, (o - 1) * s + ext - size - lo)) for size, o, s, ext, (lo, hi)
+                     in zip(spatial, out, self.stride, self.extents, self.padding))
+
+    def positions(self, spatial: Shape) -> np.ndarray:
+        """Where each window reads, as flat positions in the input padded by
+        :meth:`covering_pads`: int64 ``[windows, taps]``, both in row-major order."""
+        along = [np.arange(o)[:, None] * s + np.arange(k)[None, :] * d for o, s, k, d
+                 in zip(self.output_shape(spatial), self.stride, self.kernel, self.dilation)]
+        padded = [size + lo + hi for size, (lo, hi) in zip(spatial, self.covering_pads(spatial))]
+        return flat_positions(padded, along)
+
     def windows(self, x: np.ndarray, fill: Any) -> np.ndarray:
         """Read-only view ``[N, C, *out, *kernel]`` of ``x`` padded with ``fill``: element
         ``[n, c, *o, *t]`` is padded ``x[n, c, *(o*stride + t*dilation)]``."""
-        spatial = x.shape[2:]
-        out = self.output_shape(spatial)
-        # ceil_mode's last window may reach past the high padding: pad that far too.
-        pads = [(lo, max(hi, (o - 1) * s + ext - size - lo))
-                for size, o, s, ext, (lo, hi)
-                in zip(spatial, out, self.stride, self.extents, self.padding)]
-        xp = np.ascontiguousarray(pad(x, pads, fill))
+        out = self.output_shape(x.shape[2:])
+        xp = np.ascontiguousarray(pad(x, self.covering_pads(x.shape[2:]), fill))
         steps = xp.strides[2:]
         return as_strided(
             xp,
@@ -145,3 +156,19 @@ class Window:
             + tuple(st * d for st, d in zip(steps, self.dilation)),
             writeable=False,
         )
+
+
+def flat_positions(spatial: Sequence[int], along: Sequence[np.ndarray]) -> np.ndarray:
+    """Flat positions in a row-major array of shape ``spatial`` from per-dim position tables
+    ``along[d]`` of shape ``[out_d, taps_d]``: ``[prod(out), prod(taps)]``, windows and taps
+    each in row-major order."""
+    n = len(spatial)
+    flat = np.zeros((1,) * (2 * n), np.int64)
+    for d, (size, table) in enumerate(zip(spatial, along)):
+        shape = [1] * (2 * n)
+        shape[d], shape[n + d] = table.shape
+        flat = flat * size + table.reshape(shape)
+    outs = tuple(t.shape[0] for t in along)
+    taps = tuple(t.shape[1] for t in along)
+    flat = np.broadcast_to(flat, outs + taps)
+    return flat.reshape(math.prod(outs), math.prod(taps))

@@ -15,7 +15,9 @@ A constant operand is a ``constant`` node whose elements are all equal, or a ``f
 the comparison is made on the value as stored in the node's dtype.
 
 Shape rules: ``transpose(transpose(x))`` → one transpose, removed when its permutation is
-the identity; chains of ``reshape``/``squeeze``/``expand_dims`` → one ``reshape``; and
+the identity, a ``reshape`` when it moves only size-1 axes (no copy on backends whose
+reshapes are views: autodiff moves the batch axis of a convolution's single input channel
+so); chains of ``reshape``/``squeeze``/``expand_dims`` → one ``reshape``; and
 ``reshape``, ``broadcast_to``, ``squeeze``, ``expand_dims`` and ``cast`` whose result has the
 type of their input → the input.
 """
@@ -95,11 +97,19 @@ def _permutation(node: Node) -> tuple[int, ...]:
 
 
 def transpose_chain(node: Node, producers: Producers, context: PassContext) -> PatternResult:
-    """``transpose(x, identity)`` → ``x``; ``transpose(transpose(x, p), q)`` →
+    """``transpose(x, identity)`` → ``x``; a transpose moving only size-1 axes → a
+    ``reshape`` (the elements keep their order); ``transpose(transpose(x, p), q)`` →
     ``transpose(x, p∘q)``: output axis i is input axis ``p[q[i]]``."""
     perm = _permutation(node)
     if perm == tuple(range(len(perm))):
         return node.inputs[0]
+    x = node.inputs[0].type
+    assert isinstance(x, TensorType)  # transpose's operand
+    shape = x.shape
+    moved = [axis for axis in perm if shape[axis] != 1]
+    if moved == sorted(moved):
+        return make_node(context, "reshape", node.inputs[0],
+                         shape=tuple(shape[axis] for axis in perm))
     inner = producers.get(node.inputs[0])
     if inner is None or inner.op != "transpose":
         return None

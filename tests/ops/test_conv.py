@@ -223,6 +223,34 @@ def test_max_pool_matches_torch(seed):
 
 
 @pytest.mark.parametrize("seed", SEEDS)
+def test_max_pool_grad_matches_torch_autograd(seed):
+    """max_pool's input gradient; every other seed has ties (three distinct values), where
+    the first maximum of each window in row-major order takes the cotangent, as in PyTorch."""
+    rng = np.random.default_rng(seed)
+    n, ceil_mode = 1 + seed % 3, bool(seed // 3 % 2)
+    kernel, stride, dilation, pairs, spatial = random_pool(rng, n, ceil_mode, dilate=True)
+    shape = (int(rng.integers(0, 3)), 2, *spatial)
+    x = rng.integers(0, 3, shape).astype(np.float64) if seed % 2 else rng.standard_normal(shape)
+    attrs = dict(kernel=ints(kernel), stride=ints(stride), padding=flat(pairs),
+                 dilation=ints(dilation), ceil_mode=ceil_mode)
+    g = rng.standard_normal(run_op("max_pool", x, **attrs).shape)
+
+    ours = run_op("max_pool_grad", x, g, **attrs)
+
+    sym, excess = split_padding(pairs, [k // 2 for k in kernel])
+    leaf = torch.from_numpy(x).requires_grad_()
+    pooled = MAX_POOL[n](torch_pad(leaf, excess, -np.inf), ints(kernel), ints(stride), sym,
+                         ints(dilation), ceil_mode)
+    pooled.backward(torch.from_numpy(g))
+    assert_close(ours, leaf.grad.numpy(), float64)
+
+
+def test_max_pool_grad_checks_the_cotangent_shape():
+    with pytest.raises(OpError, match="max_pool's output shape"):
+        build("max_pool_grad", ("f32", (1, 2, 6)), ("f32", (1, 2, 4)), kernel=(2,))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
 def test_avg_pool_matches_torch(seed):
     rng = np.random.default_rng(seed)
     n, ceil_mode, include = 1 + seed % 3, bool(seed // 3 % 2), bool(seed // 6 % 2)

@@ -71,15 +71,19 @@ def test_atc_failures_are_clear(tmp_path: Path) -> None:
 
 class RecordingAcl:
     """pyACL's call surface, recording each call; ``fail`` makes one call return an error
-    code.  Device memory is host bytearrays, so a run copies through it."""
+    code.  Device and pinned host memory are bytearrays; the "model" doubles its float32
+    input.  ``modern``: the pointer helpers of CANN 6 and later (``bytes_to_ptr``,
+    ``ptr_to_bytes``, with ``acl.rt.malloc_host``), else the older ``numpy_to_ptr``."""
 
-    def __init__(self, fail: str = "") -> None:
+    def __init__(self, fail: str = "", modern: bool = True) -> None:
         self.calls: list[str] = []
         self.fail = fail
         self.memory: dict[int, bytearray] = {}
+        self.datasets: dict[int, list[Any]] = {}
         self.rt, self.mdl, self.util = self._Ns(), self._Ns(), self._Ns()
         for name in ("set_device", "reset_device", "create_context", "destroy_context",
-                     "create_stream", "destroy_stream", "malloc", "free", "memcpy"):
+                     "create_stream", "destroy_stream", "malloc", "free", "memcpy",
+                     "malloc_host", "free_host"):
             setattr(self.rt, name, self._call(f"rt.{name}"))
         for name in ("load_from_file", "unload", "create_desc", "destroy_desc", "get_desc",
                      "get_num_inputs", "get_num_outputs", "get_input_size_by_index",
@@ -89,15 +93,14 @@ class RecordingAcl:
             setattr(self.mdl, name, self._call(f"mdl.{name}"))
         for name in ("init", "finalize", "create_data_buffer", "destroy_data_buffer"):
             setattr(self, name, self._call(name))
-        self.util.bytes_to_ptr = self._bytes_to_ptr
-        self.util.numpy_to_ptr = lambda array: ("host", array)
-        self.datasets: dict[int, list[Any]] = {}
+        if modern:
+            self.util.bytes_to_ptr = lambda data: ("bytes", data)
+            self.util.ptr_to_bytes = lambda ptr, size: bytes(self.memory[ptr][:size])
+        else:
+            self.util.numpy_to_ptr = lambda array: ("array", array)
 
     class _Ns:
         pass
-
-    def _bytes_to_ptr(self, data: bytes) -> Any:
-        return ("bytes", data)
 
     def _call(self, name: str) -> Any:
         def call(*args: Any) -> Any:
@@ -106,16 +109,24 @@ class RecordingAcl:
             return self._result(name, args, code)
         return call
 
+    def _allocate(self, size: int) -> int:
+        ptr = len(self.memory) + 1
+        self.memory[ptr] = bytearray(size)
+        return ptr
+
+    def _read(self, src: Any) -> bytes:
+        if isinstance(src, int):
+            return bytes(self.memory[src])
+        kind, payload = src
+        return payload if kind == "bytes" else payload.tobytes()
+
     def _result(self, name: str, args: tuple[Any, ...], code: int) -> Any:
-        sizes = {"mdl.get_input_size_by_index": 3 * 4, "mdl.get_output_size_by_index": 3 * 4}
-        if name in sizes:
-            return sizes[name]
+        if name in ("mdl.get_input_size_by_index", "mdl.get_output_size_by_index"):
+            return 3 * 4
         if name in ("mdl.get_num_inputs", "mdl.get_num_outputs"):
             return 1
-        if name == "rt.malloc":
-            ptr = len(self.memory) + 1
-            self.memory[ptr] = bytearray(args[0])
-            return ptr, code
+        if name in ("rt.malloc", "rt.malloc_host"):
+            return self._allocate(args[0]), code
         if name == "mdl.create_dataset":
             ptr = 1000 + len(self.datasets)
             self.datasets[ptr] = []
@@ -130,17 +141,17 @@ class RecordingAcl:
         if name == "create_data_buffer":
             return args[0]
         if name == "rt.memcpy":
-            dst, _, src, size, kind = args
-            if kind == 1:
-                self.memory[dst][:] = src[1]
+            dst, _, src, size, _ = args
+            data = self._read(src)[:size]
+            if isinstance(dst, int):
+                self.memory[dst][:size] = data
             else:
-                src_bytes = bytes(self.memory[src])
-                src_bytes = np.frombuffer(src_bytes, np.float32) * 2  # "the model" doubles
-                dst[1][...] = src_bytes.reshape(dst[1].shape)
+                dst[1].reshape(-1).view(np.uint8)[:] = np.frombuffer(data, np.uint8)
             return code
         if name == "mdl.execute":
-            inputs, outputs = self.datasets[args[1]], self.datasets[args[2]]
-            self.memory[outputs[0]][:] = self.memory[inputs[0]]
+            (source,), (target,) = self.datasets[args[1]], self.datasets[args[2]]
+            doubled = np.frombuffer(bytes(self.memory[source]), np.float32) * 2
+            self.memory[target][:] = doubled.tobytes()
             return code
         if name in ("rt.create_context", "rt.create_stream", "mdl.load_from_file"):
             return 7, code
@@ -149,8 +160,9 @@ class RecordingAcl:
         return code
 
 
-def test_acl_calls_run_a_model_in_cann_order_and_release_everything() -> None:
-    acl = RecordingAcl()
+@pytest.mark.parametrize("modern", [True, False], ids=["bytes_to_ptr", "numpy_to_ptr"])
+def test_acl_calls_run_a_model_in_cann_order_and_release_everything(modern: bool) -> None:
+    acl = RecordingAcl(modern=modern)
     with AclModel("/models/net.om", device_id=0, acl=acl) as model:
         (out,) = model.run([np.array([1, 2, 3], np.float32)], [(np.dtype(np.float32), (3,))])
     np.testing.assert_array_equal(out, [2, 4, 6])
@@ -164,6 +176,7 @@ def test_acl_calls_run_a_model_in_cann_order_and_release_everything() -> None:
                "rt.reset_device", "finalize"]
     assert acl.calls[-len(closing):] == closing
     assert acl.calls.count("rt.malloc") == acl.calls.count("rt.free") == 2
+    assert acl.calls.count("rt.malloc_host") == acl.calls.count("rt.free_host") == int(modern)
 
 
 def test_a_failing_acl_call_is_named_and_what_was_acquired_is_released() -> None:
@@ -221,3 +234,29 @@ def test_the_fused_ops_onnx_forms_agree_with_their_reference(tmp_path: Path) -> 
             assert np.all(np.abs(got - expected) <= atol + rtol * np.abs(expected))
             checked += 1
     assert checked == 6  # 4 convolutions, 2 matmuls
+
+
+def test_compile_offline_runs_atc_once_per_model(tmp_path: Path) -> None:
+    """compile_offline end to end with a stand-in for ATC that records its command line and
+    writes the .om file it was asked for: the ONNX beside it, ATC run once, then cached."""
+    from mskernel_ascend.offline import compile_offline
+
+    log = tmp_path / "atc.log"
+    atc = tmp_path / "atc"
+    atc.write_text(f'#!/bin/sh\necho "$@" >> {log}\nfor a in "$@"; do case "$a" in '
+                   f'--output=*) touch "${{a#--output=}}.om";; esac; done\n')
+    atc.chmod(0o755)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    om = compile_offline(conv_net(), "Ascend910B1", "force_fp16", atc=str(atc), directory=cache)
+    assert om.suffix == ".om" and om.is_file()
+    onnx.checker.check_model(onnx.load(str(om.with_suffix(".onnx"))), full_check=True)
+    (line,) = log.read_text().splitlines()
+    assert f"--model={om.with_suffix('.onnx')}" in line and "--soc_version=Ascend910B1" in line
+    again = compile_offline(conv_net(), "Ascend910B1", "force_fp16", atc=str(atc),
+                            directory=cache)
+    assert again == om and len(log.read_text().splitlines()) == 1
+    other = compile_offline(conv_net(), "Ascend910B1", "allow_mix_precision", atc=str(atc),
+                            directory=cache)
+    assert other != om and len(log.read_text().splitlines()) == 2
+    assert not list(cache.glob(".*.onnx"))  # no staging file left behind

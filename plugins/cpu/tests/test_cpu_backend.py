@@ -18,7 +18,8 @@ from mskernel.runtime import FallbackWarning
 from mskernel_sdk import GraphBuilder, compile_graph, op_registry, tensor_type
 
 import mskernel_cpu
-from mskernel_cpu.native import load
+from mskernel_cpu.fusion_codegen import ISA_ENV, target_isa
+from mskernel_cpu.native import BLAS_CORETYPE_ENV, BLAS_OVERRIDES, load
 
 
 def test_plugins_list_shows_cpu_ok(capsys):
@@ -75,6 +76,7 @@ def test_availability_reports_threads_and_blas(cpu):
     assert availability.available
     assert f"{mskernel_cpu.get_num_threads()} thread(s)" in availability.reason
     assert "OpenBLAS" in availability.reason
+    assert f"{target_isa()} generated kernels" in availability.reason
 
 
 def test_set_num_threads_changes_the_pool_and_rejects_zero():
@@ -100,6 +102,45 @@ def test_threads_come_from_the_environment(value, expected):
     assert int(result.stdout) == (expected or default)
     if value == "zero":
         assert "MSKERNEL_NUM_THREADS='zero' is not a positive integer" in result.stderr
+
+
+def blas_family(**variables: str) -> str:
+    """The OpenBLAS kernel family a fresh process loads with ``variables`` set (and none of
+    the BLAS variables of this environment)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in (*BLAS_OVERRIDES, BLAS_CORETYPE_ENV)} | variables
+    script = ("import os, mskernel_cpu.native as n; print(n.load().blas_info()); "
+              "print(os.environ.get('OPENBLAS_CORETYPE'), os.environ.get('OPENBLAS_L2_SIZE'))")
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=120, check=True)
+    info, restored = result.stdout.splitlines()
+    assert restored == f"{variables.get('OPENBLAS_CORETYPE')} {variables.get('OPENBLAS_L2_SIZE')}"
+    return info.rsplit("(", 1)[1].rstrip(")").lower()
+
+
+def test_openblas_picks_its_own_kernel_whatever_openblas_coretype_says():
+    own = blas_family()
+    assert blas_family(OPENBLAS_CORETYPE="Sandybridge", OPENBLAS_L2_SIZE="65536") == own
+    assert blas_family(**{BLAS_CORETYPE_ENV: "Sandybridge"}) == "sandybridge"
+
+
+@pytest.mark.parametrize("wanted", ["", "x86-64-v3", "x86-64-v4"])
+def test_generated_kernels_target_the_cpus_instruction_set(wanted):
+    """x86-64-v4 where the CPU has AVX-512 unless the baseline is asked for; never beyond
+    what the CPU runs (a fused step's result is the same either way)."""
+    script = ("import numpy as np, mskernel, mskernel_cpu._cpu_features as f; "
+              "from mskernel_cpu.fusion_codegen import target_isa; "
+              "x = mskernel.Tensor(np.linspace(-3, 3, 1000, dtype=np.float32)); "
+              "y = mskernel.jit(lambda x: mskernel.ops.exp(x * 0.5 + 1.0) - x)(x); "
+              "print(target_isa(), f.has_x86_64_v4(), float(y.numpy().astype(np.float64).sum()))")
+    env = dict(os.environ, **{ISA_ENV: wanted})
+    result = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                            text=True, timeout=300, check=True)
+    isa, v4, total = result.stdout.split()
+    expected = "x86-64-v4" if v4 == "True" and wanted != "x86-64-v3" else "x86-64-v3"
+    assert isa == expected
+    x = np.linspace(-3, 3, 1000, dtype=np.float32).astype(np.float64)
+    assert float(total) == pytest.approx(float((np.exp(x * 0.5 + 1.0) - x).sum()), rel=1e-5)
 
 
 def test_a_cpu_without_the_kernels_instruction_set_leaves_the_reference_backend():

@@ -6,96 +6,15 @@
 // size D, a compile-time constant for two and three targets (the loops unroll) and 0 for
 // larger gates, which keep their groups in per-thread scratch.  Complex numbers are a local
 // plain struct so that no std::complex code is instantiated here.
-#include "kernels.hpp"
+#include <cstdlib>
+#include <new>
 
-#include <type_traits>
-
-#ifdef _OPENMP
-#include <omp.h>
-#endif
-
-#ifndef MSQ_ISA
-#error "compile kernels.cpp with -DMSQ_ISA=<namespace>"
-#endif
+#include "lane_kernels.hpp"
+#include "sweep.hpp"
 
 namespace msq {
 namespace MSQ_ISA {
 namespace {
-
-template <class T>
-struct Cx {
-  T re, im;
-};
-
-template <class T>
-inline Cx<T> operator+(Cx<T> a, Cx<T> b) { return {a.re + b.re, a.im + b.im}; }
-template <class T>
-inline Cx<T> operator*(Cx<T> a, Cx<T> b) {
-  return {a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};
-}
-// conj(a) * b in double precision
-template <class T>
-inline Cx<double> conj_mul(Cx<T> a, Cx<T> b) {
-  const double ar = a.re, ai = a.im, br = b.re, bi = b.im;
-  return {ar * br + ai * bi, ar * bi - ai * br};
-}
-inline Cx<double>& operator+=(Cx<double>& a, Cx<double> b) {
-  a.re += b.re;
-  a.im += b.im;
-  return a;
-}
-
-template <class T>
-Cx<T>* cx(std::complex<T>* p) { return reinterpret_cast<Cx<T>*>(p); }
-template <class T>
-const Cx<T>* cx(const std::complex<T>* p) { return reinterpret_cast<const Cx<T>*>(p); }
-
-inline int thread_id() {
-#ifdef _OPENMP
-  return omp_get_thread_num();
-#else
-  return 0;
-#endif
-}
-
-inline index_t group_base(const Layout& L, index_t i) {
-  for (int f = 0; f < L.n_fixed; ++f) {
-    const int p = L.fixed[f];
-    i = ((i >> p) << (p + 1)) | (i & ((index_t(1) << p) - 1));
-  }
-  return i | L.ctrl_mask;
-}
-
-// Runs shorter than this are visited group by group (the base computed for each), longer
-// ones as strided streams.
-constexpr index_t kMinRun = 8;
-
-// chunk_body(c, first, count): chunk c, `count` counters from `first`.  Threads take chunks
-// as they become free: on a shared machine a descheduled thread then delays its region by
-// one chunk, not by its whole share.  Sums are kept per chunk (see `partials`), so results
-// do not depend on which thread took which chunk.
-template <class ChunkBody>
-void for_each_chunk(const Layout& L, ChunkBody&& chunk_body) {
-  const std::int64_t n = std::int64_t(L.n_chunks);
-#pragma omp parallel for schedule(dynamic) num_threads(L.threads) if (L.threads > 1)
-  for (std::int64_t c = 0; c < n; ++c) chunk_body(index_t(c), index_t(c) * L.chunk, L.chunk);
-}
-
-// body(base, length, unit): `length` groups with bases base + j * L.stride, for the counters
-// [first, first + count); `unit` is std::true_type when the stride is 1 and the run long.
-template <class Body>
-inline void for_each_run(const Layout& L, index_t first, index_t count, Body&& body) {
-  const index_t length = L.run < count ? L.run : count;
-  if (length < kMinRun) {
-    for (index_t i = first; i < first + count; ++i) body(group_base(L, i), 1, std::false_type{});
-  } else if (L.stride == 1) {
-    for (index_t i = first; i < first + count; i += length)
-      body(group_base(L, i), length, std::true_type{});
-  } else {
-    for (index_t i = first; i < first + count; i += length)
-      body(group_base(L, i), length, std::false_type{});
-  }
-}
 
 // A group of D amplitudes (D = 0: size known at run time, stored in scratch).
 template <class T, int D>
@@ -391,22 +310,70 @@ void adjoint_step(std::complex<T>* psi, std::complex<T>* lam, const Layout& L,
 template <class T>
 inline T parity_sign(index_t bits) { return T(1) - T(2) * T(__builtin_parityll(bits)); }
 
+// Signed sums of Pauli-term coefficients, weight(j) = sum_t c_t (-1)^popcount(j & z_t), for
+// a block of `block` consecutive indices at a time.  The sign splits into the parity of j's
+// bits above the block (one sign per term and block) and of its bits inside (a table per term
+// computed once), so a block's weights are one vectorised multiply-add per term and index.
+constexpr index_t kSignBlock = 1024;
+
+template <class R>
+class TermWeights {
+ public:
+  TermWeights(const index_t* zmasks, const Cx<R>* coeffs, int terms, index_t block)
+      : zmasks_(zmasks), coeffs_(coeffs), terms_(terms), block_(block),
+        // plain malloc: no template code shared with the other kernel builds
+        signs_(static_cast<R*>(std::malloc(sizeof(R) * std::size_t(terms) * block))) {
+    if (signs_ == nullptr) throw std::bad_alloc();
+    for (int t = 0; t < terms; ++t)
+      for (index_t i = 0; i < block; ++i) signs_[t * block + i] = parity_sign<R>(i & zmasks[t]);
+  }
+  ~TermWeights() { std::free(signs_); }
+  TermWeights(const TermWeights&) = delete;
+  TermWeights& operator=(const TermWeights&) = delete;
+
+  index_t block() const { return block_; }
+
+  // re[i], im[i] = weight(high + i) over terms [first, last); high a multiple of the block.
+  void fill(index_t high, int first, int last, R* re, R* im) const {
+    for (index_t i = 0; i < block_; ++i) re[i] = im[i] = 0;
+    for (int t = first; t < last; ++t) {
+      const R sign = parity_sign<R>(high & zmasks_[t]);
+      const R a = sign * coeffs_[t].re, b = sign * coeffs_[t].im;
+      const R* s = signs_ + t * block_;
+#pragma omp simd
+      for (index_t i = 0; i < block_; ++i) {
+        re[i] += a * s[i];
+        im[i] += b * s[i];
+      }
+    }
+  }
+
+ private:
+  const index_t* zmasks_;
+  const Cx<R>* coeffs_;
+  int terms_;
+  index_t block_;
+  R* signs_;
+};
+
+inline index_t sign_block(const Layout& L) { return L.chunk < kSignBlock ? L.chunk : kSignBlock; }
+
 template <class T>
 void pauli_expectation(const std::complex<T>* state, const Layout& L, index_t xmask,
                        const index_t* zmasks, const std::complex<double>* coeffs, int terms,
                        std::complex<double>* partials) {
   const Cx<T>* psi = cx(state);
-  const Cx<double>* coef = cx(coeffs);
+  const TermWeights<double> weights(zmasks, cx(coeffs), terms, sign_block(L));
+  const index_t block = weights.block();
   for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
+    double re[kSignBlock], im[kSignBlock];
     Cx<double> acc{0, 0};
-    for (index_t j = first; j < first + count; ++j) {
-      Cx<double> weight{0, 0};
-      for (int t = 0; t < terms; ++t) {
-        const double sign = parity_sign<double>(j & zmasks[t]);
-        weight += Cx<double>{sign * coef[t].re, sign * coef[t].im};
+    for (index_t k0 = first; k0 < first + count; k0 += block) {
+      weights.fill(k0, 0, terms, re, im);
+      for (index_t i = 0; i < block; ++i) {
+        const index_t j = k0 + i;
+        acc += conj_mul(psi[j ^ xmask], psi[j]) * Cx<double>{re[i], im[i]};
       }
-      const Cx<double> overlap = conj_mul(psi[j ^ xmask], psi[j]);
-      acc += overlap * weight;
     }
     *cx(partials + c * kPartialStride) += acc;
   });
@@ -420,28 +387,31 @@ void apply_pauli_sum(const std::complex<T>* state, std::complex<T>* result, cons
                      int terms) {
   const Cx<T>* psi = cx(state);
   Cx<T>* out = cx(result);
-  const Cx<T>* coef = cx(coeffs);
+  const TermWeights<T> weights(zmasks, cx(coeffs), terms, sign_block(L));
+  const index_t block = weights.block();
   for_each_chunk(L, [&](index_t c, index_t first, index_t count) {
-    for (index_t k = first; k < first + count; ++k) {
-      Cx<T> acc{0, 0};
-      for (int t = 0; t < terms;) {
-        const index_t x = xmasks[t], j = k ^ x;
-        Cx<T> weight{0, 0};
-        for (; t < terms && xmasks[t] == x; ++t) {
-          const T sign = parity_sign<T>(j & zmasks[t]);
-          weight = Cx<T>{weight.re + sign * coef[t].re, weight.im + sign * coef[t].im};
-        }
-        acc = acc + weight * psi[j];
+    T re[kSignBlock], im[kSignBlock];
+    Cx<T> acc[kSignBlock];
+    for (index_t k0 = first; k0 < first + count; k0 += block) {
+      for (index_t i = 0; i < block; ++i) acc[i] = Cx<T>{0, 0};
+      for (int t = 0; t < terms;) {  // out[k0 + i] += weight(j) psi[j], j = (k0 + i) ^ x
+        const index_t x = xmasks[t], low = x & (block - 1), high = (k0 ^ x) & ~(block - 1);
+        int end = t;
+        while (end < terms && xmasks[end] == x) ++end;
+        weights.fill(high, t, end, re, im);
+        for (index_t m = 0; m < block; ++m)
+          acc[m ^ low] = acc[m ^ low] + Cx<T>{re[m], im[m]} * psi[high + m];
+        t = end;
       }
-      out[k] = acc;
+      for (index_t i = 0; i < block; ++i) out[k0 + i] = acc[i];
     }
   });
 }
 
 template <class T>
 KernelTable<T> table() {
-  return {&apply_matrix<T>, &inner_matrix<T>, &adjoint_step<T>, &pauli_expectation<T>,
-          &apply_pauli_sum<T>};
+  return {&apply_matrix<T>,  &inner_matrix<T>,   &adjoint_step<T>,   &pauli_expectation<T>,
+          &apply_pauli_sum<T>, lane_width<T>(), &apply_lanes<T>, &adjoint_lanes<T>};
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <complex>
+#include <cstddef>
 #include <cstdint>
 
 namespace msq {
@@ -40,6 +41,22 @@ struct Layout {
   int threads;
 };
 
+// A gate on one or two targets laid out for the vector kernels.  A register holds `lanes`
+// consecutive amplitudes (qubits 0..log2(lanes)-1 vary inside it); the Layout is built with
+// those lane qubits as its first targets and the gate's other targets after them, so a group
+// is `streams` registers at offsets[s * lanes].  row[s * lanes + l] is the gate-matrix index
+// (bit j: target j's value) of the amplitude in lane l of stream s; lane_mask has bit t set
+// for each target t inside a register.  Controls inside a register are folded into the
+// matrix before, so every control is a Layout control.
+struct LaneMap {
+  static constexpr int kMaxRows = 32;  // 4 streams x 8 lanes
+  int targets;                         // 1 or 2
+  int lane_mask;
+  int streams;
+  bool diagonal;
+  int row[kMaxRows];
+};
+
 // The kernels of one precision.  Matrices are row-major group_size x group_size in the
 // state's precision; `scratch` holds 3 * group_size amplitudes per thread (used by gates
 // on four or more targets); `partials` holds kPartialStride zeroed accumulators per chunk
@@ -61,6 +78,16 @@ struct KernelTable {
   // terms sorted by X mask
   void (*apply_pauli_sum)(const C* psi, C* out, const Layout& L, const index_t* xmasks,
                           const index_t* zmasks, const C* coeffs, int terms);
+  // The vector kernels (see LaneMap), `lanes` amplitudes per register in this build.
+  // apply_lanes: psi <- M psi, M a 2x2 or 4x4 matrix.  adjoint_lanes: psi <- U^dag psi once,
+  // then for each co-state h: outer[h][r][s] += sum conj(lam_h r) (U^dag psi)_s into the chunk's
+  // slot (`outer_stride` apart, d^2 entries per co-state) and lam_h <- U^dag lam_h, block by
+  // block so psi is read from memory once for all co-states.
+  int lanes;
+  void (*apply_lanes)(C* psi, const Layout& L, const C* matrix, const LaneMap& map);
+  void (*adjoint_lanes)(C* psi, C* const* lams, int n_lams, const Layout& L, const C* inverse,
+                        const LaneMap& map, std::complex<double>* outer,
+                        std::size_t outer_stride);
 };
 
 struct KernelSet {
@@ -72,6 +99,9 @@ struct KernelSet {
 namespace base { const KernelSet& kernel_set(); }
 #ifdef MSQ_HAVE_X86_64_V3
 namespace x86_64_v3 { const KernelSet& kernel_set(); }
+#endif
+#ifdef MSQ_HAVE_X86_64_V4
+namespace x86_64_v4 { const KernelSet& kernel_set(); }
 #endif
 
 }  // namespace msq

@@ -63,4 +63,54 @@ OwnedLayout::OwnedLayout(int n_qubits, const std::vector<int>& targets,
   L.n_chunks = total / L.chunk;
 }
 
+std::unique_ptr<LanePlan> plan_lanes(int n_qubits, const std::vector<int>& targets,
+                                     const std::vector<int>& controls,
+                                     const std::complex<double>* matrix, int lanes, int threads) {
+  const int w = __builtin_ctz(unsigned(lanes));
+  std::vector<int> gate_targets(targets), outer_controls;
+  for (int c : controls) (c < w ? gate_targets : outer_controls).push_back(c);
+  const int k = int(gate_targets.size());
+  if (k < 1 || k > 2) return nullptr;
+  std::vector<int> layout_targets;
+  for (int q = 0; q < w; ++q) layout_targets.push_back(q);
+  for (int t : gate_targets)
+    if (t >= w) layout_targets.push_back(t);
+  if (n_qubits < int(layout_targets.size() + outer_controls.size())) return nullptr;
+
+  auto plan = std::make_unique<LanePlan>(n_qubits, layout_targets, outer_controls, threads);
+  // Fold the register controls: bits k0.. of the row index are theirs, and the matrix acts
+  // where they are all 1 (the identity elsewhere).
+  const int k0 = int(targets.size()), d = 1 << k, d0 = 1 << k0;
+  const int folded = (d - 1) & ~(d0 - 1);
+  plan->matrix.assign(std::size_t(d * d), 0.0);
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c) {
+      if ((r & folded) != (c & folded)) continue;
+      plan->matrix[std::size_t(r * d + c)] =
+          (r & folded) == folded ? matrix[(r & (d0 - 1)) * d0 + (c & (d0 - 1))]
+                                 : std::complex<double>(r == c ? 1.0 : 0.0);
+    }
+  LaneMap& map = plan->map;
+  map.targets = k;
+  map.streams = 1 << (int(layout_targets.size()) - w);
+  map.lane_mask = 0;
+  for (int t : gate_targets)
+    if (t < w) map.lane_mask |= 1 << t;
+  map.diagonal = true;
+  for (int r = 0; r < d; ++r)
+    for (int c = 0; c < d; ++c)
+      if (r != c && plan->matrix[std::size_t(r * d + c)] != 0.0) map.diagonal = false;
+  for (int s = 0; s < map.streams; ++s)
+    for (int l = 0; l < lanes; ++l) {
+      int row = 0, stream_bit = 0;
+      for (int j = 0; j < k; ++j) {
+        const int t = gate_targets[std::size_t(j)];
+        const int bit = t < w ? (l >> t) & 1 : (s >> stream_bit++) & 1;
+        row |= bit << j;
+      }
+      map.row[s * lanes + l] = row;
+    }
+  return plan;
+}
+
 }  // namespace msq

@@ -11,10 +11,12 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 #include "layout.hpp"
+#include "tiling.hpp"
 
 namespace py = pybind11;
 using msq::index_t;
@@ -28,10 +30,29 @@ std::vector<const msq::KernelSet*> available_sets() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
     sets.push_back(&msq::x86_64_v3::kernel_set());
 #endif
+#ifdef MSQ_HAVE_X86_64_V4
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw"))
+    sets.push_back(&msq::x86_64_v4::kernel_set());
+#endif
   return sets;
 }
 
-const msq::KernelSet* active = available_sets().back();
+// The best build, or the one MSKERNEL_QUANTUM_ISA names.
+const msq::KernelSet* initial_set() {
+  const auto sets = available_sets();
+  const char* forced = std::getenv("MSKERNEL_QUANTUM_ISA");
+  if (forced == nullptr || *forced == '\0') return sets.back();
+  std::string names;
+  for (const auto* set : sets) {
+    if (set->isa == std::string(forced)) return set;
+    names += names.empty() ? set->isa : std::string(", ") + set->isa;
+  }
+  throw std::invalid_argument("MSKERNEL_QUANTUM_ISA=" + std::string(forced) +
+                              ": this CPU runs the kernel builds " + names);
+}
+
+const msq::KernelSet* active = nullptr;
 
 template <class T>
 const msq::KernelTable<T>& kernels();
@@ -95,13 +116,42 @@ std::vector<C<double>> sum_partials(const std::vector<C<double>>& partials, std:
 template <class T>
 void apply_matrix(State<T> state, const Matrix& matrix, const std::vector<int>& targets,
                   const std::vector<int>& controls, int threads) {
-  const msq::OwnedLayout owned(qubits_of(state), targets, controls, threads);
+  const int n = qubits_of(state);
+  const msq::OwnedLayout owned(n, targets, controls, threads);
   const msq::Layout& L = owned.layout;
-  const auto m = matrices<T>(matrix, L.group_size, 1, "the matrix");
+  const auto exact = matrices<double>(matrix, L.group_size, 1, "the matrix");
+  C<T>* psi = state.mutable_data();
+  const auto& kernel = kernels<T>();
+  if (const auto plan = msq::plan_lanes(n, targets, controls, exact.data(), kernel.lanes,
+                                        threads)) {
+    const std::vector<C<T>> m(plan->matrix.begin(), plan->matrix.end());
+    py::gil_scoped_release unlocked;
+    kernel.apply_lanes(psi, plan->owned.layout, m.data(), plan->map);
+    return;
+  }
+  const std::vector<C<T>> m(exact.begin(), exact.end());
   auto buffer = scratch<T>(L);
+  py::gil_scoped_release unlocked;
+  kernel.apply_matrix(psi, L, m.data(), buffer.data());
+}
+
+template <class T>
+void apply_run(State<T> state, const std::vector<Matrix>& gate_matrices,
+               const std::vector<std::vector<int>>& targets, int threads) {
+  if (gate_matrices.size() != targets.size())
+    throw std::invalid_argument("a run needs one target list per matrix");
+  const int n = qubits_of(state);
+  std::vector<msq::RunGate> gates;
+  for (std::size_t i = 0; i < gate_matrices.size(); ++i) {
+    if (targets[i].empty() || targets[i].size() > 2)
+      throw std::invalid_argument("a run holds gates on one or two targets");
+    const msq::OwnedLayout checked(n, targets[i], {}, 1);
+    gates.push_back({targets[i], matrices<double>(gate_matrices[i], checked.layout.group_size, 1,
+                                                  "each matrix")});
+  }
   C<T>* psi = state.mutable_data();
   py::gil_scoped_release unlocked;
-  kernels<T>().apply_matrix(psi, L, m.data(), buffer.data());
+  msq::apply_run(kernels<T>(), psi, n, gates, threads);
 }
 
 template <class T>
@@ -121,31 +171,81 @@ C<double> inner_matrix(const State<T>& bra, const State<T>& ket, const Matrix& m
   return sum_partials(partials, 1)[0];
 }
 
+// The d x d sums outer[h][r][s] = sum conj(lam_h r) (U^dag psi)_s for every co-state, with
+// psi <- U^dag psi and each lam_h <- U^dag lam_h: one sweep where the vector kernels fit,
+// else one step per co-state from a copy of psi.
 template <class T>
-std::vector<C<double>> adjoint_step(State<T> psi, State<T> lam, const Matrix& inverse,
-                                    const Matrix& derivatives, const std::vector<int>& targets,
-                                    const std::vector<int>& controls, int threads) {
-  const msq::OwnedLayout owned(same_qubits(psi, lam), targets, controls, threads);
+std::vector<C<double>> adjoint_outer(C<T>* psi, const std::vector<C<T>*>& lams, int n,
+                                     const std::vector<int>& targets,
+                                     const std::vector<int>& controls,
+                                     const std::vector<C<double>>& inverse, int threads) {
+  const msq::OwnedLayout owned(n, targets, controls, threads);
   const msq::Layout& L = owned.layout;
-  const auto inv = matrices<T>(inverse, L.group_size, 1, "the inverse");
-  const std::size_t count = derivatives.ndim() == 3 ? std::size_t(derivatives.shape(0)) : 0;
-  const auto der = matrices<double>(derivatives, L.group_size, count, "each derivative");
-  auto buffer = scratch<T>(L);
   const std::size_t d2 = std::size_t(L.group_size) * std::size_t(L.group_size);
-  const std::size_t outer_stride = std::max<std::size_t>(d2, msq::kPartialStride);
-  std::vector<C<double>> outer(std::size_t(L.n_chunks) * outer_stride);
-  C<T>* p = psi.mutable_data();
-  C<T>* l = lam.mutable_data();
-  {
-    py::gil_scoped_release unlocked;
-    kernels<T>().adjoint_step(p, l, L, inv.data(), buffer.data(), outer.data(), outer_stride);
+  const std::size_t h = lams.size();
+  std::vector<C<double>> total(h * d2);
+  const auto& kernel = kernels<T>();
+  const auto plan = msq::plan_lanes(n, targets, controls, inverse.data(), kernel.lanes, threads);
+  if (plan && plan->matrix.size() == d2) {  // no register control folded in
+    const msq::Layout& V = plan->owned.layout;
+    const std::size_t stride = std::max<std::size_t>(h * d2, msq::kPartialStride);
+    std::vector<C<double>> outer(std::size_t(V.n_chunks) * stride);
+    const std::vector<C<T>> inv(plan->matrix.begin(), plan->matrix.end());
+    {
+      py::gil_scoped_release unlocked;
+      kernel.adjoint_lanes(psi, lams.data(), int(h), V, inv.data(), plan->map, outer.data(),
+                           stride);
+    }
+    for (std::size_t c = 0; c < std::size_t(V.n_chunks); ++c)
+      for (std::size_t i = 0; i < h * d2; ++i) total[i] += outer[c * stride + i];
+    return total;
   }
-  std::vector<C<double>> total(d2);
-  for (std::size_t c = 0; c < std::size_t(L.n_chunks); ++c)
-    for (std::size_t i = 0; i < d2; ++i) total[i] += outer[c * outer_stride + i];
-  std::vector<C<double>> sums(count);  // <lam| dU_q |U^dag psi> = sum_rs dU_q[r][s] outer[r][s]
-  for (std::size_t q = 0; q < count; ++q)
-    for (std::size_t i = 0; i < d2; ++i) sums[q] += der[q * d2 + i] * total[i];
+  const std::vector<C<T>> inv(inverse.begin(), inverse.end());
+  auto buffer = scratch<T>(L);
+  const std::size_t stride = std::max<std::size_t>(d2, msq::kPartialStride);
+  std::vector<C<double>> outer(std::size_t(L.n_chunks) * stride);
+  const std::size_t size = std::size_t(1) << n;
+  std::vector<C<T>> before;
+  if (h > 1) before.assign(psi, psi + size);
+  py::gil_scoped_release unlocked;
+  for (std::size_t i = 0; i < h; ++i) {
+    if (i > 0) std::copy(before.begin(), before.end(), psi);
+    std::fill(outer.begin(), outer.end(), C<double>());
+    kernel.adjoint_step(psi, lams[i], L, inv.data(), buffer.data(), outer.data(), stride);
+    for (std::size_t c = 0; c < std::size_t(L.n_chunks); ++c)
+      for (std::size_t j = 0; j < d2; ++j) total[i * d2 + j] += outer[c * stride + j];
+  }
+  return total;
+}
+
+// psi <- U^dag psi; sums[h][q] = <lam_h| dU_q |U^dag psi>; lam_h <- U^dag lam_h.
+template <class T>
+py::array_t<C<double>> adjoint_step(State<T> psi, std::vector<State<T>> lams,
+                                    const Matrix& inverse, const Matrix& derivatives,
+                                    const std::vector<int>& targets,
+                                    const std::vector<int>& controls, int threads) {
+  const int n = qubits_of(psi);
+  std::vector<C<T>*> lam_data;
+  for (auto& lam : lams) {
+    same_qubits(psi, lam);
+    if (lam.data() == psi.data()) throw std::invalid_argument("a co-state aliases psi");
+    lam_data.push_back(lam.mutable_data());
+  }
+  const int d = 1 << targets.size();
+  const auto inv = matrices<double>(inverse, d, 1, "the inverse");
+  const std::size_t count = derivatives.ndim() == 3 ? std::size_t(derivatives.shape(0)) : 0;
+  const auto der = matrices<double>(derivatives, d, count, "each derivative");
+  const auto outer = adjoint_outer<T>(psi.mutable_data(), lam_data, n, targets, controls, inv,
+                                      threads);
+  const std::size_t d2 = std::size_t(d) * std::size_t(d);
+  py::array_t<C<double>> sums({lams.size(), count});  // sum_rs dU_q[r][s] outer[h][r][s]
+  auto out = sums.mutable_unchecked<2>();
+  for (std::size_t h = 0; h < lams.size(); ++h)
+    for (std::size_t q = 0; q < count; ++q) {
+      C<double> acc = 0;
+      for (std::size_t i = 0; i < d2; ++i) acc += der[q * d2 + i] * outer[h * d2 + i];
+      out(h, q) = acc;
+    }
   return sums;
 }
 
@@ -200,14 +300,18 @@ void bind_precision(py::module_& m) {
   m.def("apply_matrix", &apply_matrix<T>, py::arg("state").noconvert(), py::arg("matrix"),
         py::arg("targets"), py::arg("controls"), py::arg("threads"),
         "state <- M state on `targets` where every control qubit is 1 (in place).");
+  m.def("apply_run", &apply_run<T>, py::arg("state").noconvert(), py::arg("matrices"),
+        py::arg("targets"), py::arg("threads"),
+        "state <- M_m ... M_1 state for gates on one or two targets, cache-blocked.");
   m.def("inner_matrix", &inner_matrix<T>, py::arg("bra").noconvert(),
         py::arg("ket").noconvert(), py::arg("matrix"), py::arg("targets"), py::arg("controls"),
         py::arg("threads"),
         "<bra| M |ket>, M acting on `targets` where every control qubit is 1 and as 0 elsewhere.");
   m.def("adjoint_step", &adjoint_step<T>, py::arg("psi").noconvert(),
-        py::arg("lam").noconvert(), py::arg("inverse"), py::arg("derivatives"),
+        py::arg("lams").noconvert(), py::arg("inverse"), py::arg("derivatives"),
         py::arg("targets"), py::arg("controls"), py::arg("threads"),
-        "psi <- U^dag psi; sums[q] = <lam| dU_q |psi>; lam <- U^dag lam, in one sweep.");
+        "psi <- U^dag psi; sums[h, q] = <lams[h]| dU_q |psi>; lams[h] <- U^dag lams[h], in "
+        "one sweep.");
   m.def("pauli_expectation", &pauli_expectation<T>, py::arg("state").noconvert(),
         py::arg("xmask"), py::arg("zmasks"), py::arg("coeffs"), py::arg("threads"),
         "sum_t c_t <state| P_t |state> over Pauli strings sharing one X mask.");
@@ -220,6 +324,7 @@ void bind_precision(py::module_& m) {
 
 PYBIND11_MODULE(_native, m) {
   m.doc() = "Native state-vector kernels of mskernel-quantum (C++, OpenMP).";
+  active = initial_set();
   bind_precision<double>(m);
   bind_precision<float>(m);
   m.def("isas", [] {

@@ -1,6 +1,8 @@
 import numpy as np
 import pytest
 
+from mskernel_quantum import _native
+
 
 @pytest.fixture
 def rng(request):
@@ -11,3 +13,12 @@ def rng(request):
 @pytest.fixture(params=["native", "numpy"])
 def backend(request):
     return request.param
+
+
+@pytest.fixture(params=_native.isas())
+def isa(request):
+    """Each build of the native kernels this CPU can run (baseline, AVX2/FMA, AVX-512)."""
+    previous = _native.isa()
+    _native.use_isa(request.param)
+    yield request.param
+    _native.use_isa(previous)

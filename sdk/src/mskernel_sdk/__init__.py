@@ -22,8 +22,8 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
   :func:`rule_registry`, :func:`core_ops` (the core op set by trait), :data:`SAMPLES_RULE`;
   the building blocks of shape/dtype rules: :func:`require_tensor`, :func:`require_kind`,
   :func:`same_dtype`, :func:`normalize_axes`, :func:`reduced_shape`, :func:`widened`; the
-  geometry of core ops that rules on them need: :class:`Window` and :func:`avg_divisors`
-  (convolution and pooling), :class:`EinsumTerm` and :func:`parse_einsum`;
+  geometry of core ops that rules on them need: :class:`Window`, :func:`avg_divisors` and
+  :func:`flat_positions` (convolution and pooling), :class:`EinsumTerm` and :func:`parse_einsum`;
 - the IR: :class:`Graph`, :class:`Node`, :class:`Value`, :class:`GraphBuilder`,
   :class:`Type`, :class:`TensorType`, :class:`RefType`, :class:`TokenType`,
   :func:`tensor_type`, :class:`DType`, :func:`dtype`, :func:`as_storage`, :func:`verify`,
@@ -108,7 +108,7 @@ from mskernel.ops.registry import Emitter
 from mskernel.ops.rules import (
     normalize_axes, reduced_shape, require_kind, same_dtype, tensor as require_tensor, widened,
 )
-from mskernel.ops.windows import Window
+from mskernel.ops.windows import Window, flat_positions
 from mskernel.passes import (
     FUSED_TRAIT, SHAPES, Pass, PassContext, PassManager, PassRegistry, PassReport, PassResult, Pat,
     PatternPass, Patterns, PipelineResult, Replacement, Scope, make_node, map_regions,
@@ -153,12 +153,12 @@ __all__ = [
     "TensorType", "TokenType", "TrainingSetup", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
     "active_trace", "apply", "apply_training_transforms", "as_storage", "assert_close",
     "avg_divisors", "bfloat16_from_bits", "bfloat16_to_bits", "compile_graph", "converted_callee",
-    "core_ops", "core_requirement", "data_parallel_group", "do_not_convert", "dtype", "hookimpl",
-    "interpose", "load_model", "make_node", "map_regions", "normalize_axes", "on_magnitudes",
-    "op_registry", "outside_traces", "parse_einsum", "quote_name", "random_array",
-    "read_container", "read_model", "reduced_shape", "register_plugin", "require_kind",
-    "require_tensor", "rewrite_nodes", "rule_registry", "run_pipeline", "run_reference",
-    "same_dtype", "sample_graph", "samples_for", "save_model", "tensor_type", "tolerance",
-    "tolerance_for_reduction", "trace_function", "tree_flatten", "tree_unflatten",
-    "user_callables", "verify", "widened", "write_atomically", "write_container",
+    "core_ops", "core_requirement", "data_parallel_group", "do_not_convert", "dtype",
+    "flat_positions", "hookimpl", "interpose", "load_model", "make_node", "map_regions",
+    "normalize_axes", "on_magnitudes", "op_registry", "outside_traces", "parse_einsum",
+    "quote_name", "random_array", "read_container", "read_model", "reduced_shape",
+    "register_plugin", "require_kind", "require_tensor", "rewrite_nodes", "rule_registry",
+    "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for", "save_model",
+    "tensor_type", "tolerance", "tolerance_for_reduction", "trace_function", "tree_flatten",
+    "tree_unflatten", "user_callables", "verify", "widened", "write_atomically", "write_container",
 ]

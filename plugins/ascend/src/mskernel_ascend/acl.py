@@ -106,24 +106,10 @@ class AclModel:
             in_set = self._dataset(self.input_sizes, buffers, datasets)
             out_set = self._dataset(self.output_sizes, buffers, datasets)
             for (ptr, size), array in zip(buffers, inputs):
-                host = np.ascontiguousarray(array)
-                if host.nbytes != size:
-                    raise AclError(f"an input of {host.nbytes} bytes for a model input of "
-                                   f"{size} bytes")
-                check("acl.rt.memcpy (host to device)",
-                      acl.rt.memcpy(ptr, size, acl.util.bytes_to_ptr(host.tobytes()), size,
-                                    ACL_MEMCPY_HOST_TO_DEVICE))
+                self._copy_in(ptr, size, np.ascontiguousarray(array))
             check("acl.mdl.execute", acl.mdl.execute(self.model_id, in_set, out_set))
-            results = []
-            for (ptr, size), (dtype, shape) in zip(buffers[len(inputs):], outputs):
-                host = np.empty(shape, dtype)
-                if host.nbytes != size:
-                    raise AclError(f"a model output of {size} bytes read as {dtype}{shape}")
-                check("acl.rt.memcpy (device to host)",
-                      acl.rt.memcpy(acl.util.numpy_to_ptr(host), size, ptr, size,
-                                    ACL_MEMCPY_DEVICE_TO_HOST))
-                results.append(host)
-            return results
+            return [self._copy_out(ptr, size, np.dtype(dtype), shape)
+                    for (ptr, size), (dtype, shape) in zip(buffers[len(inputs):], outputs)]
         finally:
             for dataset in datasets:
                 for i in range(acl.mdl.get_dataset_num_buffers(dataset)):
@@ -131,6 +117,41 @@ class AclModel:
                 acl.mdl.destroy_dataset(dataset)
             for ptr, _ in buffers:
                 acl.rt.free(ptr)
+
+    def _copy_in(self, device: Any, size: int, host: np.ndarray) -> None:
+        """``host`` into the device buffer: through ``acl.util.bytes_to_ptr`` (CANN 6 and
+        later) or ``numpy_to_ptr`` (before), the bytes held until the copy is done."""
+        if host.nbytes != size:
+            raise AclError(f"an input of {host.nbytes} bytes for a model input of {size} bytes")
+        util = self.acl.util
+        held: Any = host.tobytes() if hasattr(util, "bytes_to_ptr") else host
+        source = util.bytes_to_ptr(held) if isinstance(held, bytes) else util.numpy_to_ptr(held)
+        check("acl.rt.memcpy (host to device)",
+              self.acl.rt.memcpy(device, size, source, size, ACL_MEMCPY_HOST_TO_DEVICE))
+
+    def _copy_out(self, device: Any, size: int, dtype: np.dtype,
+                  shape: tuple[int, ...]) -> np.ndarray:
+        """A device buffer as an array: through host memory of ``acl.rt.malloc_host`` read
+        by ``acl.util.ptr_to_bytes`` (CANN 6 and later), or into the array's own memory by
+        ``numpy_to_ptr`` (before)."""
+        if dtype.itemsize * int(np.prod(shape)) != size:
+            raise AclError(f"a model output of {size} bytes read as {dtype}{list(shape)}")
+        acl = self.acl
+        if not hasattr(acl.util, "ptr_to_bytes"):
+            host = np.empty(shape, dtype)
+            check("acl.rt.memcpy (device to host)",
+                  acl.rt.memcpy(acl.util.numpy_to_ptr(host), size, device, size,
+                                ACL_MEMCPY_DEVICE_TO_HOST))
+            return host
+        staging, ret = acl.rt.malloc_host(size)
+        check(f"acl.rt.malloc_host({size})", ret)
+        try:
+            check("acl.rt.memcpy (device to host)",
+                  acl.rt.memcpy(staging, size, device, size, ACL_MEMCPY_DEVICE_TO_HOST))
+            data = acl.util.ptr_to_bytes(staging, size)
+            return np.frombuffer(data, dtype).reshape(shape).copy()
+        finally:
+            acl.rt.free_host(staging)
 
     def _dataset(self, sizes: Sequence[int], buffers: list[tuple[Any, int]],
                  datasets: list[Any]) -> Any:

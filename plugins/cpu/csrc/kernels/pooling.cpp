@@ -1,5 +1,6 @@
-// max_pool, avg_pool, adaptive_max_pool, adaptive_avg_pool (mskernel/ops/conv.py), by direct
-// loops over each [*spatial] plane, planes split over the threads.
+// max_pool, max_pool_grad, avg_pool, adaptive_max_pool, adaptive_avg_pool
+// (mskernel/ops/conv.py), by direct loops over each [*spatial] plane, planes split over the
+// threads.
 //
 // Strided windows are reduced row by row: for each output row and each tap of the window, the
 // outputs whose tap lies inside the input accumulate one contiguous (or strided) run of an input
@@ -9,8 +10,16 @@
 // PyTorch's divisor (count_include_pad, ceil_mode windows cut at the high padding).  Adaptive
 // windows [floor(i*L/out), ceil((i+1)*L/out)) differ per output and are reduced one output at
 // a time.  float16/bfloat16 accumulate in float32.
+//
+// max_pool_grad walks each window's taps in row-major order to its first maximum (a NaN
+// wins at once; a window whose first tap lies in the padding starts from that padding's
+// -inf, which only a larger value or a NaN displaces, as the reference's argmax over the
+// padded windows does) and adds the window's cotangent there; each plane's windows are
+// visited in row-major order, so overlapping windows add up in the reference's order.
 #include <array>
+#include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "mskernel_cpu/kernel.hpp"
@@ -56,10 +65,14 @@ struct PoolWindows {
   Dims reach{1, 1, 1};
   std::vector<std::pair<int64_t, int64_t>> width_ranges;
 
-  explicit PoolWindows(const KernelContext& ctx) {
+  explicit PoolWindows(const KernelContext& ctx)
+      : PoolWindows(ctx, ctx.input(0).shape, ctx.output(0).shape) {}
+
+  // The windows that pool `in` [N, C, *spatial] into `out`.
+  PoolWindows(const KernelContext& ctx, const std::vector<int64_t>& in,
+              const std::vector<int64_t>& out) {
     const std::vector<int64_t>& kernel = ctx.attrs.get_ints("kernel");
-    g = window_geometry(spatial_dims(ctx.input(0).shape), spatial_dims(ctx.output(0).shape),
-                        kernel, ctx.attrs, kernel);
+    g = window_geometry(spatial_dims(in), spatial_dims(out), kernel, ctx.attrs, kernel);
     for (int d = 0; d < 3; ++d) {
       const int64_t reaching = (g.in[d] + g.pad_lo[d] + g.dilation[d] - 1) / g.dilation[d];
       reach[d] = std::min(g.kernel[d], reaching);
@@ -134,6 +147,126 @@ Kernel max_pool(KernelContext& ctx) {
     return [windows, planes](const Args& args) {
       pool_windows(windows, planes, lowest<C>(), args.in<T>(0), args.out<T>(0), MaxOf{},
                    [](C acc, int64_t, int64_t, int64_t) { return convert<T>(acc); });
+    };
+  });
+}
+
+// One tap of max_pool_grad's first-maximum search across `count` windows of a row: window j
+// reads x[first + j * step] (kStep > 0: that step, known at compile time so the loop
+// vectorises; 0: `step`) and takes it when larger than its best so far or its first NaN.
+template <int64_t kStep, class T, class C, class Index>
+void take_larger(const T* x, int64_t first, int64_t step, int64_t count, C* best, Index* at) {
+  const int64_t s = kStep > 0 ? kStep : step;
+  for (int64_t j = 0; j < count; ++j) {
+    const C v = C(load(x[first + j * s]));
+    const bool take = (v > best[j]) | ((v != v) & (best[j] == best[j]));
+    best[j] = take ? v : best[j];
+    at[j] = take ? Index(first + j * s) : at[j];
+  }
+}
+
+// max_pool_grad on the planes [begin, end) of x: each window's cotangent added at its first
+// maximum into `sums_of(plane)` (C per element of the plane: the output itself, or a scratch
+// plane for the half types, handed to `store(plane, sums)`).  As in pool_windows, a row of
+// outputs is walked a tap at a time, so the comparisons run across the row's windows, each
+// remembering its best value and where it lies (an Index into the plane).  A window starts
+// from its first tap, or, when that lies in the padding, from the padding's -inf at position
+// -1; taps in the padding are skipped (their -inf displaces nothing).
+template <class T, class C, class Index, class Sums, class Store>
+void route_to_maxima(const PoolWindows& windows, int64_t begin, int64_t end, const T* x,
+                     const T* cotangent, Sums sums_of, Store store) {
+  constexpr int64_t kChunk = 256;
+  const WindowGeometry& g = windows.g;
+  const int64_t in_plane = g.in_pixels(), out_plane = g.out_pixels(), step = g.stride[2];
+  C best[kChunk];
+  Index at[kChunk];
+  for (int64_t plane = begin; plane < end; ++plane) {
+    const T* xp = x + plane * in_plane;
+    const T* gp = cotangent + plane * out_plane;
+    C* sums = sums_of(plane);
+    std::fill(sums, sums + in_plane, C(0));
+    for (int64_t od = 0; od < g.out[0]; ++od) {
+      for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+        const T* g_row = gp + (od * g.out[1] + oh) * g.out[2];
+        for (int64_t ow0 = 0; ow0 < g.out[2]; ow0 += kChunk) {
+          const int64_t count = std::min(kChunk, g.out[2] - ow0);
+          std::fill(best, best + count, lowest<C>());
+          std::fill(at, at + count, Index(-1));
+          if (g.inside(0, od, 0) && g.inside(1, oh, 0)) {  // windows whose first tap is inside
+            const int64_t row = (g.input_index(0, od, 0) * g.in[1] + g.input_index(1, oh, 0)) *
+                                g.in[2];
+            const auto [lo, hi] = WindowGeometry::clip(windows.width_ranges[0], ow0, count);
+            for (int64_t j = lo; j < hi; ++j) {
+              at[j] = Index(row + g.input_index(2, ow0 + j, 0));
+              best[j] = C(load(xp[at[j]]));
+            }
+          }
+          for (int64_t kd = 0; kd < windows.reach[0]; ++kd) {
+            if (!g.inside(0, od, kd)) continue;
+            for (int64_t kh = 0; kh < windows.reach[1]; ++kh) {
+              if (!g.inside(1, oh, kh)) continue;
+              const int64_t row = (g.input_index(0, od, kd) * g.in[1] +
+                                   g.input_index(1, oh, kh)) * g.in[2];
+              for (int64_t kw = 0; kw < windows.reach[2]; ++kw) {
+                const auto [lo, hi] = WindowGeometry::clip(windows.width_ranges[kw], ow0, count);
+                const int64_t first = row + g.input_index(2, ow0 + lo, kw);
+                if (step == 1) {
+                  take_larger<1>(xp, first, step, hi - lo, best + lo, at + lo);
+                } else if (step == 2) {
+                  take_larger<2>(xp, first, step, hi - lo, best + lo, at + lo);
+                } else {
+                  take_larger<0>(xp, first, step, hi - lo, best + lo, at + lo);
+                }
+              }
+            }
+          }
+          for (int64_t j = 0; j < count; ++j) {
+            if (at[j] >= 0) sums[at[j]] += C(load(g_row[ow0 + j]));
+          }
+        }
+      }
+    }
+    store(plane, sums);
+  }
+}
+
+Kernel max_pool_grad(KernelContext& ctx) {
+  const PoolWindows windows(ctx, ctx.input(0).shape, ctx.input(1).shape);
+  const int64_t planes = planes_of(ctx);
+  return dispatch<kFloat>(ctx.input(0).dtype, [&](auto tag) -> Kernel {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    return [windows, planes](const Args& args) {
+      const int64_t in_plane = windows.g.in_pixels();
+      const T* x = args.in<T>(0);
+      const T* cotangent = args.in<T>(1);
+      T* dx = args.out<T>(0);
+      const int64_t grain = plane_grain(windows.g.out_pixels() * windows.taps());
+      parallel_for(planes, grain, [&](int64_t begin, int64_t end) {
+        const auto route = [&](auto index, auto sums_of, auto store) {
+          using Index = decltype(index);
+          route_to_maxima<T, C, Index>(windows, begin, end, x, cotangent, sums_of, store);
+        };
+        const auto run = [&](auto index) {  // positions as `index`'s type
+          if constexpr (std::is_same_v<T, C>) {
+            route(index, [&](int64_t plane) { return dx + plane * in_plane; },
+                  [](int64_t, C*) {});
+          } else {  // the half types sum in C, a plane at a time
+            std::vector<C> scratch(in_plane);
+            route(index, [&](int64_t) { return scratch.data(); },
+                  [&](int64_t plane, const C* sums) {
+                    T* out = dx + plane * in_plane;
+                    for (int64_t i = 0; i < in_plane; ++i) out[i] = convert<T>(sums[i]);
+                  });
+          }
+        };
+        // 32-bit positions vectorise with float32 values; planes past 2^31 need 64 bits.
+        if (in_plane <= std::numeric_limits<int32_t>::max()) {
+          run(int32_t{});
+        } else {
+          run(int64_t{});
+        }
+      });
     };
   });
 }
@@ -260,6 +393,7 @@ Kernel adaptive_avg_pool(KernelContext& ctx) {
 }  // namespace
 
 MSKERNEL_CPU_KERNEL("max_pool", kReal, max_pool);
+MSKERNEL_CPU_KERNEL("max_pool_grad", kFloat, max_pool_grad);
 MSKERNEL_CPU_KERNEL("avg_pool", kFloat, avg_pool);
 MSKERNEL_CPU_KERNEL("adaptive_max_pool", kReal, adaptive_max_pool);
 MSKERNEL_CPU_KERNEL("adaptive_avg_pool", kFloat, adaptive_avg_pool);

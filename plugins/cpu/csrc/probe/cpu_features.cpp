@@ -24,9 +24,21 @@ std::vector<std::string> missing_features() {
   return missing;
 }
 
+// Whether this CPU runs x86-64-v4 code (AVX-512 F/BW/CD/DQ/VL): what the generated kernels
+// are compiled for where it does.
+bool has_x86_64_v4() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("x86-64-v4");
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_cpu_features, m) {
   m.doc() = "CPU feature probe of mskernel_cpu (baseline ISA)";
   m.def("missing_features", &missing_features);
+  m.def("has_x86_64_v4", &has_x86_64_v4);
 }

@@ -29,6 +29,7 @@ from mskernel_sdk import (
 )
 
 from .executable import CpuExecutable
+from .fusion_codegen import target_isa
 from .lowering import PLAN_OPS, VIEW_OPS
 from .memory import ALIGNMENT
 from .native import NativeUnavailable, load
@@ -50,7 +51,7 @@ class CpuBackend(Backend):
             return Availability(available=False, reason=str(exc))
         return Availability(available=True, reason=(
             f"{native.num_threads()} thread(s), {native.compiled_isa()} kernels, "
-            f"{native.blas_info()}"))
+            f"{target_isa()} generated kernels, {native.blas_info()}"))
 
     def capabilities(self) -> Capabilities:
         if self._capabilities is None:

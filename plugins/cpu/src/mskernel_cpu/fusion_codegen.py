@@ -15,8 +15,11 @@ with the package) with every intermediate in a register, and broadcasting turned
 arithmetic with the shapes as constants.  Where glibc's vector math library (libmvec) is
 present, ``mskernel_cpu/libmvec.hpp`` declares its SIMD variants of libm's functions, so
 loops calling ``exp``, ``tanh``, ``erf``... vectorise too (within a few ulp of libm).  It is
-compiled with ``-O3 -march=x86-64-v3`` (and ``-ffp-contract=off``, so no multiply-add is
-contracted across ops that round separately) by
+compiled with ``-O3`` for the instruction set this CPU runs (:func:`isa_flags`: x86-64-v4
+with 512-bit vectors where the CPU has AVX-512, twice the elements per instruction of the
+x86-64-v3 baseline the rest of the backend is built for; ``MSKERNEL_CPU_ISA=x86-64-v3``
+keeps the baseline) and ``-ffp-contract=off`` (so no multiply-add is contracted across ops
+that round separately) by
 
 - ``MSKERNEL_CPU_CXX`` if set, else ``g++``, else ``c++`` on ``PATH``;
 - never when ``MSKERNEL_CPU_JIT=0``, or when no compiler is found;
@@ -48,8 +51,12 @@ from .jit_cache import CachedObject, Refused, open_cache
 
 JIT_ENV = "MSKERNEL_CPU_JIT"
 CXX_ENV = "MSKERNEL_CPU_CXX"
-FLAGS = ("-std=gnu++17", "-O3", "-march=x86-64-v3", "-mtune=generic", "-fno-math-errno",
-         "-ffp-contract=off", "-fPIC", "-shared")
+ISA_ENV = "MSKERNEL_CPU_ISA"
+FLAGS = ("-std=gnu++17", "-O3", "-mtune=generic", "-fno-math-errno", "-ffp-contract=off",
+         "-fPIC", "-shared")
+#: the instruction sets generated code is compiled for, with their flags
+ISA_FLAGS = {"x86-64-v3": ("-march=x86-64-v3",),
+             "x86-64-v4": ("-march=x86-64-v4", "-mprefer-vector-width=512")}
 
 #: ``compiled``: objects built; ``cached``: found on disk and verified; ``refused``: found on
 #: disk but not safe to load (compiled again); ``failed``: compilations that failed.
@@ -330,13 +337,35 @@ def include_dir() -> Path:
     return Path(load().__file__).resolve().parent / "include"
 
 
+@functools.cache
+def target_isa() -> str:
+    """The instruction set generated code is compiled for: ``MSKERNEL_CPU_ISA`` when it names
+    one of :data:`ISA_FLAGS` (x86-64-v4 only where the CPU runs it), else x86-64-v4 on CPUs
+    with AVX-512, else x86-64-v3 (what the backend requires)."""
+    from . import _cpu_features
+
+    v4 = _cpu_features.has_x86_64_v4()
+    wanted = os.environ.get(ISA_ENV, "").strip()
+    if wanted and wanted not in ISA_FLAGS:
+        warnings.warn(f"{ISA_ENV}={wanted!r} is not one of {', '.join(ISA_FLAGS)}; ignored",
+                      RuntimeWarning, stacklevel=2)
+    if wanted == "x86-64-v3" or not v4:
+        return "x86-64-v3"
+    return "x86-64-v4"
+
+
+def isa_flags() -> tuple[str, ...]:
+    return ISA_FLAGS[target_isa()]
+
+
 def compile_library(source: str) -> Optional[CachedObject]:
     """The shared object of ``source`` from the cache, compiled (and cached) if needed, and
     verified; ``None`` (with a warning) when it cannot be built or loaded safely."""
     cxx = compiler()
     if cxx is None:
         return None
-    key = hashlib.sha256("\0".join((source, _compiler_identity(cxx), *FLAGS)).encode())
+    flags = (*FLAGS, *isa_flags())
+    key = hashlib.sha256("\0".join((source, _compiler_identity(cxx), *flags)).encode())
     key_text = key.hexdigest()[:32]
     cache = open_cache()
     try:
@@ -355,7 +384,7 @@ def compile_library(source: str) -> Optional[CachedObject]:
             src.write_text(source, encoding="utf-8")
             built = Path(build) / "fused.so"
             libraries = ["-lmvec"] if libmvec_present() else []
-            result = subprocess.run([cxx, *FLAGS, "-I", str(include_dir()), str(src), "-o",
+            result = subprocess.run([cxx, *flags, "-I", str(include_dir()), str(src), "-o",
                                      str(built), *libraries],
                                     capture_output=True, text=True, timeout=600)
             if result.returncode != 0:

@@ -6,7 +6,13 @@ Order matters:
    kernels were compiled for (x86-64-v3: AVX2, FMA, F16C, BMI2).  Without it the backend
    reports itself unavailable instead of crashing on an illegal instruction.
 2. ``scipy_openblas32`` is imported: it loads its OpenBLAS library, which ``_native`` links
-   against by soname.
+   against by soname.  OpenBLAS picks its kernel family for this CPU as it loads (AVX-512
+   ``SkylakeX`` kernels where the CPU has AVX-512) unless ``OPENBLAS_CORETYPE`` forces one.
+   Some hosts set ``OPENBLAS_CORETYPE`` (and ``OPENBLAS_L2_SIZE``) for older OpenBLAS builds
+   that mis-detect their CPU; they would hold this current build to an older family
+   (``Haswell``: half the GEMM rate of AVX-512), so they are set aside while it loads.
+   ``MSKERNEL_CPU_BLAS_CORETYPE`` names a family for it explicitly; ``blas_info()`` says
+   which one runs.
 3. ``_native`` is imported; the thread count is set from ``MSKERNEL_NUM_THREADS`` (default:
    the CPUs this process may run on).  The kernels' threads block when idle, never spin.
 4. The type check is installed: ``_native.prepare`` runs :func:`check_node_types` before any
@@ -19,13 +25,19 @@ finds OpenBLAS only when scipy-openblas32 is installed next to this package.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import warnings
 from types import ModuleType
-from typing import Any, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence
 
 THREADS_ENV = "MSKERNEL_NUM_THREADS"
+#: OpenBLAS's kernel family for this package's OpenBLAS (its names: Haswell, SkylakeX, Zen ...);
+#: unset: OpenBLAS's own choice for this CPU.
+BLAS_CORETYPE_ENV = "MSKERNEL_CPU_BLAS_CORETYPE"
+#: set aside while the OpenBLAS library loads (see the module docstring)
+BLAS_OVERRIDES = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
 
 
 class NativeUnavailable(RuntimeError):
@@ -79,6 +91,20 @@ def check_node_types(op: str, inputs: Sequence[tuple[str, Sequence[int]]],
                         f"{', '.join(map(str, output_types)) or 'none'}")
 
 
+@contextlib.contextmanager
+def blas_environment() -> Iterator[None]:
+    """The environment OpenBLAS reads as it loads: without :data:`BLAS_OVERRIDES`, with
+    ``OPENBLAS_CORETYPE`` from :data:`BLAS_CORETYPE_ENV` when that is set; restored after."""
+    saved = {name: os.environ.pop(name) for name in BLAS_OVERRIDES if name in os.environ}
+    if os.environ.get(BLAS_CORETYPE_ENV):
+        os.environ["OPENBLAS_CORETYPE"] = os.environ[BLAS_CORETYPE_ENV]
+    try:
+        yield
+    finally:
+        os.environ.pop("OPENBLAS_CORETYPE", None)
+        os.environ.update(saved)
+
+
 @functools.cache
 def load() -> ModuleType:
     """The extension module, loaded and configured once; raises :class:`NativeUnavailable`."""
@@ -91,9 +117,10 @@ def load() -> ModuleType:
         raise NativeUnavailable(
             f"this CPU lacks {', '.join(missing)}, which the kernels were compiled for")
     try:
-        import scipy_openblas32  # noqa: F401  (loads the OpenBLAS library _native links to)
+        with blas_environment():
+            import scipy_openblas32  # noqa: F401  (loads the OpenBLAS library _native links to)
 
-        from . import _native
+            from . import _native
     except ImportError as exc:
         raise NativeUnavailable(f"cannot load the kernels: {exc}") from exc
     from mskernel_sdk import TOKEN_VALUE, DType, DeviceArray

@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import QuantumError
+from .fusion import Block
 from .hamiltonian import Hamiltonian
 from .reference_kernels import signs
 
@@ -60,6 +61,10 @@ class DensityMatrix:
         self.kernels.apply_matrix(self.data, matrix, targets, controls)
         self.kernels.apply_matrix(self.data, np.conj(matrix), self._columns(targets),
                                   self._columns(controls))
+
+    def apply_blocks(self, blocks: Sequence[Block]) -> None:
+        for block in blocks:
+            self.apply_matrix(block.matrix, block.targets, block.controls)
 
     def apply_channel(self, kraus: list[np.ndarray], qubit: int,
                       rng: np.random.Generator) -> None:

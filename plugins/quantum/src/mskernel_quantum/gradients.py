@@ -2,9 +2,10 @@
 parameters of a circuit, ordered as ``circuit.params_name``.
 
 - :func:`adjoint_gradient` — the adjoint method: one forward pass, then one backward sweep
-  that un-computes the state gate by gate while carrying ``lam = U_{k+1}^dag ... H psi``;
-  for each gate, ``dE/d(angle) = 2 Re <lam| dU |psi_{k-1}>``.  Cost: about three state
-  passes per gate, independent of the number of parameters.  Pure states only.
+  that un-computes the state block by block (fused gates) while carrying
+  ``lam = U_{k+1}^dag ... H psi`` for each Hamiltonian; for each block,
+  ``dE/d(angle) = 2 Re <lam| dU |psi_{k-1}>``.  Cost: about three state passes per block,
+  independent of the number of parameters.  Pure states only.
 - :func:`parameter_shift_gradient` — exact differences of shifted circuits (two evaluations
   per differentiated angle, four for controlled Pauli rotations, whose expectation has the
   frequencies 1/2 and 1).  A check on the adjoint method, and the method for density
@@ -18,13 +19,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
-from typing import Callable, Mapping
+from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
 from .circuit import Circuit
 from .errors import QuantumError
-from .gates import Gate, ParameterizedGate
+from .fusion import differentiated_angles, fuse
 from .hamiltonian import Hamiltonian
 from .statevector import apply_hamiltonian, expectation, overlap
 
@@ -33,16 +34,16 @@ _C1 = (math.sqrt(2) + 1) / (4 * math.sqrt(2))
 _C2 = (math.sqrt(2) - 1) / (4 * math.sqrt(2))
 
 
-def _differentiated_angles(gate: Gate) -> list[int]:
-    if not isinstance(gate, ParameterizedGate):
-        return []
-    return [k for k, p in enumerate(gate.params) if not p.is_constant]
+def adjoint_gradient(kernels, initial: np.ndarray, circuit: Circuit,
+                     hamiltonians: Sequence[Hamiltonian],
+                     values: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
+    """Expectations, shape ``(len(hamiltonians),)``, and gradients, ``(len(hamiltonians),
+    n_params)``, for the pure state ``circuit |initial>`` (``initial`` is not modified).
 
-
-def adjoint_gradient(kernels, initial: np.ndarray, circuit: Circuit, hamiltonian: Hamiltonian,
-                     values: Mapping[str, float]) -> tuple[float, np.ndarray]:
-    """Expectation and gradient for the pure state ``circuit |initial>`` (``initial`` is not
-    modified)."""
+    The circuit runs as fused blocks (:mod:`.fusion`) forward and backward; the backward sweep
+    un-computes psi once per block and carries one co-state per Hamiltonian beside it, so the
+    memory is psi plus one state per Hamiltonian, and each block's derivative sums come from
+    the same pass."""
     gates = list(circuit)
     for gate in gates:
         if not gate.unitary:
@@ -50,31 +51,27 @@ def adjoint_gradient(kernels, initial: np.ndarray, circuit: Circuit, hamiltonian
                                f"(remove measurements, or use a density-matrix simulator "
                                f"for noise)")
     index = {name: i for i, name in enumerate(circuit.params_name)}
-    matrices = [g.matrix(values) for g in gates]
+    blocks = fuse(gates, values, differentiate=True)
     psi = initial.copy()
-    for gate, m in zip(gates, matrices):
-        kernels.apply_matrix(psi, m, gate.obj_qubits, gate.ctrl_qubits)
-    grad = np.zeros(len(index))
-    differentiated = [i for i, g in enumerate(gates) if _differentiated_angles(g)]
+    kernels.apply_blocks(psi, blocks)
+    grads = np.zeros((len(hamiltonians), len(index)))
+    differentiated = [i for i, b in enumerate(blocks) if b.derivatives]
     if not differentiated:
-        return expectation(kernels, psi, hamiltonian), grad
-    lam = apply_hamiltonian(kernels, psi, hamiltonian)
-    energy = overlap(kernels, psi, lam).real
-    for i in range(len(gates) - 1, differentiated[0] - 1, -1):
-        gate, inverse = gates[i], matrices[i].conj().T
-        angles = _differentiated_angles(gate)
-        if not angles:  # nothing to measure: two plain passes beat the fused sweep
-            kernels.apply_matrix(psi, inverse, gate.obj_qubits, gate.ctrl_qubits)
-            kernels.apply_matrix(lam, inverse, gate.obj_qubits, gate.ctrl_qubits)
+        return np.array([expectation(kernels, psi, h) for h in hamiltonians]), grads
+    lams = [apply_hamiltonian(kernels, psi, h) for h in hamiltonians]
+    energies = np.array([overlap(kernels, psi, lam).real for lam in lams])
+    for block in reversed(blocks[differentiated[0]:]):
+        inverse = block.matrix.conj().T
+        if not block.derivatives:  # nothing to measure: plain passes beat the fused sweep
+            for state in [psi, *lams]:
+                kernels.apply_matrix(state, inverse, block.targets, block.controls)
             continue
-        all_derivatives = gate.derivatives(values)  # type: ignore[attr-defined]
-        derivatives = np.stack([all_derivatives[k] for k in angles])
-        sums = kernels.adjoint_step(psi, lam, inverse, derivatives, gate.obj_qubits,
-                                    gate.ctrl_qubits)
-        for k, s in zip(angles, sums):
-            for name, c in gate.params[k].coeffs.items():
-                grad[index[name]] += 2 * c * s.real
-    return energy, grad
+        sums = kernels.adjoint_step(psi, lams, inverse, np.stack(block.derivatives),
+                                    block.targets, block.controls)
+        for k, coeffs in enumerate(block.coeffs):
+            for name, c in coeffs.items():
+                grads[:, index[name]] += 2 * c * sums[:, k].real
+    return energies, grads
 
 
 def _shifted(circuit: Circuit, position: int, angle: int, shift: float) -> Circuit:
@@ -93,7 +90,7 @@ def parameter_shift_gradient(evaluate: Callable[[Circuit], float],
     index = {name: i for i, name in enumerate(circuit.params_name)}
     grad = np.zeros(len(index))
     for position, gate in enumerate(circuit):
-        for k in _differentiated_angles(gate):
+        for k in differentiated_angles(gate):
             def difference(shift: float, position: int = position, k: int = k) -> float:
                 return (evaluate(_shifted(circuit, position, k, shift))
                         - evaluate(_shifted(circuit, position, k, -shift)))

@@ -1,6 +1,6 @@
 """The NumPy reference kernels: the specification the native kernels are tested against.
 
-A kernel set is an object with the five methods below; :class:`NumpyKernels` and
+A kernel set is an object with the six methods below; :class:`NumpyKernels` and
 :class:`~mskernel_quantum.native_kernels.NativeKernels` are interchangeable.  States are 1-D
 complex arrays of length ``2^n`` with qubit 0 the least significant bit of the index; a gate
 matrix's index bit ``j`` is ``targets[j]``; a matrix acts where every control qubit is 1.
@@ -11,6 +11,8 @@ from __future__ import annotations
 from typing import Sequence
 
 import numpy as np
+
+from .fusion import Block
 
 Qubits = Sequence[int]
 
@@ -60,6 +62,11 @@ class NumpyKernels:
         view, n = _view(state, controls)
         view[...] = _matvec(matrix, view, _axes(targets, controls, n))
 
+    def apply_blocks(self, state: np.ndarray, blocks: Sequence[Block]) -> None:
+        """state <- B_m ... B_1 state for fused blocks (:mod:`.fusion`), in order."""
+        for block in blocks:
+            self.apply_matrix(state, block.matrix, block.targets, block.controls)
+
     def inner_matrix(self, bra: np.ndarray, ket: np.ndarray, matrix: np.ndarray,
                      targets: Qubits, controls: Qubits) -> complex:
         """<bra| M |ket>, M acting as 0 where a control is 0."""
@@ -67,14 +74,16 @@ class NumpyKernels:
         bv, _ = _view(bra, controls)
         return complex(np.vdot(bv, _matvec(matrix, kv, _axes(targets, controls, n))))
 
-    def adjoint_step(self, psi: np.ndarray, lam: np.ndarray, inverse: np.ndarray,
+    def adjoint_step(self, psi: np.ndarray, lams: Sequence[np.ndarray], inverse: np.ndarray,
                      derivatives: np.ndarray, targets: Qubits,
                      controls: Qubits) -> np.ndarray:
-        """psi <- U^dag psi;  sums[q] = <lam| dU_q |psi>;  lam <- U^dag lam."""
+        """psi <- U^dag psi;  sums[h, q] = <lams[h]| dU_q |psi>;  lams[h] <- U^dag lams[h]."""
         self.apply_matrix(psi, inverse, targets, controls)
-        sums = np.array([self.inner_matrix(lam, psi, d, targets, controls) for d in derivatives],
-                        dtype=np.complex128)
-        self.apply_matrix(lam, inverse, targets, controls)
+        sums = np.array([[self.inner_matrix(lam, psi, d, targets, controls)
+                          for d in derivatives] for lam in lams],
+                        dtype=np.complex128).reshape(len(lams), len(derivatives))
+        for lam in lams:
+            self.apply_matrix(lam, inverse, targets, controls)
         return sums
 
     def pauli_expectation(self, state: np.ndarray, xmask: int, zmasks: Sequence[int],

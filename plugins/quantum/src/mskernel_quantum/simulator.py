@@ -24,6 +24,7 @@ from mskernel_sdk import dtype as to_dtype
 from .circuit import Circuit
 from .density import DensityMatrix
 from .errors import ParameterError, QuantumError
+from .fusion import fuse
 from .gates import Gate, Measure
 from .gradients import adjoint_gradient, parameter_shift_gradient
 from .hamiltonian import Hamiltonian
@@ -140,14 +141,20 @@ class Simulator:
             raise QuantumError(f"the circuit acts on {circuit.n_qubits} qubits but the "
                                f"simulator has {self.n_qubits}")
 
-    def _apply(self, state, gate: Gate, values: Mapping[str, float],
-               rng: np.random.Generator, outcomes: dict[str, int]) -> None:
-        if isinstance(gate, Measure):
-            outcomes[gate.key] = _measure(state, gate.obj_qubits[0], rng)
-        elif not gate.unitary:
-            state.apply_channel(gate.kraus(), gate.obj_qubits[0], rng)  # type: ignore[attr-defined]
-        else:
-            state.apply_matrix(gate.matrix(values), gate.obj_qubits, gate.ctrl_qubits)
+    def _run(self, state, circuit: Circuit, values: Mapping[str, float],
+             rng: np.random.Generator, outcomes: dict[str, int]) -> None:
+        """Evolve ``state`` through ``circuit``: runs of unitary gates as fused blocks."""
+        unitary: list[Gate] = []
+        for gate in [*circuit, None]:
+            if gate is not None and gate.unitary:
+                unitary.append(gate)
+                continue
+            state.apply_blocks(fuse(unitary, values))
+            unitary = []
+            if isinstance(gate, Measure):
+                outcomes[gate.key] = _measure(state, gate.obj_qubits[0], rng)
+            elif gate is not None:
+                state.apply_channel(gate.kraus(), gate.obj_qubits[0], rng)  # type: ignore[attr-defined]
 
     def apply_gate(self, gate: Gate, params: ParamsLike = None) -> Optional[int]:
         """Apply one placed gate; a measurement returns its outcome."""
@@ -162,8 +169,7 @@ class Simulator:
         self._check_fits(circuit)
         values = resolve_values(circuit, params)
         outcomes: dict[str, int] = {}
-        for gate in circuit:
-            self._apply(self._state, gate, values, self._rng, outcomes)
+        self._run(self._state, circuit, values, self._rng, outcomes)
         return outcomes or None
 
     # -- measurement -------------------------------------------------------------------------
@@ -194,8 +200,7 @@ class Simulator:
                   rng: np.random.Generator):
         """A copy of the state ``start`` after ``circuit`` (measurements not recorded)."""
         state = start.copy()
-        for gate in circuit:
-            self._apply(state, gate, values, rng, {})
+        self._run(state, circuit, values, rng, {})
         return state
 
     # -- observables -------------------------------------------------------------------------
@@ -243,20 +248,21 @@ class Simulator:
 
         def evaluate(params: ParamsLike) -> tuple[Any, np.ndarray]:
             values = resolve_values(circuit, params)
-            results = [self._expectation_and_gradient(start, circuit, ham, values, method)
-                       for ham in hams]
+            if method == "adjoint":  # every Hamiltonian in one backward sweep
+                energies, grads = adjoint_gradient(self.kernels, start.data, circuit, hams,
+                                                   values)
+            else:
+                results = [self._parameter_shift(start, circuit, ham, values) for ham in hams]
+                energies = np.array([e for e, _ in results])
+                grads = np.stack([g for _, g in results])
             if single:
-                return results[0]
-            return np.array([e for e, _ in results]), np.stack([g for _, g in results])
+                return float(energies[0]), grads[0]
+            return energies, grads
 
         return evaluate
 
-    def _expectation_and_gradient(self, start, circuit: Circuit, hamiltonian: Hamiltonian,
-                                  values: Mapping[str, float],
-                                  method: str) -> tuple[float, np.ndarray]:
-        if method == "adjoint":
-            return adjoint_gradient(self.kernels, start.data, circuit, hamiltonian, values)
-
+    def _parameter_shift(self, start, circuit: Circuit, hamiltonian: Hamiltonian,
+                         values: Mapping[str, float]) -> tuple[float, np.ndarray]:
         def expectation_of(c: Circuit) -> float:
             return self._evolved(start, c, values, self._rng).expectation(hamiltonian)
 

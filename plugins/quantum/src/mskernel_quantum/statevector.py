@@ -7,6 +7,7 @@ from typing import Sequence
 import numpy as np
 
 from .errors import QuantumError
+from .fusion import Block
 from .hamiltonian import Hamiltonian
 
 
@@ -40,6 +41,9 @@ class StateVector:
     def apply_matrix(self, matrix: np.ndarray, targets: Sequence[int],
                      controls: Sequence[int]) -> None:
         self.kernels.apply_matrix(self.data, matrix, targets, controls)
+
+    def apply_blocks(self, blocks: Sequence[Block]) -> None:
+        self.kernels.apply_blocks(self.data, blocks)
 
     def apply_channel(self, kraus: list[np.ndarray], qubit: int,
                       rng: np.random.Generator) -> None:

@@ -71,8 +71,8 @@ broadcast_to, concat, stack, split, slice, pad, flip, tril, triu = _ops(
     "broadcast_to", "concat", "stack", "split", "slice", "pad", "flip", "tril", "triu")
 gather, take_along_axis, gather_nd, scatter, scatter_nd, embedding = _ops(
     "gather", "take_along_axis", "gather_nd", "scatter", "scatter_nd", "embedding")
-matmul, einsum, conv, conv_transpose, fft = _ops("matmul", "einsum", "conv", "conv_transpose",
-                                                "fft")
+matmul, einsum, conv, conv_transpose, fft, max_pool_grad = _ops(
+    "matmul", "einsum", "conv", "conv_transpose", "fft", "max_pool_grad")
 
 
 def reshape(t: Tensor, shape: Sequence[int]) -> Tensor:

@@ -51,6 +51,15 @@ for _op in ("max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool"):
     rules.batch(_op)(_per_sample(_op))
 
 
+@rules.batch("max_pool_grad")
+def _max_pool_grad(args: tuple[Tensor, ...], batched: Flags, **attrs: Any) -> tuple[Tensor]:
+    """``x`` and its cotangent ``g`` both batched (an unbatched one is broadcast), the batch
+    folded into ``N`` as for the pools."""
+    x, g = all_batched(args, batched)
+    return (split_batch(apply("max_pool_grad", merged(x), merged(g), **attrs), x.shape[0],
+                        x.shape[1]),)
+
+
 def _convolution(op: str):
     """``conv`` and ``conv_transpose``: batched weights stack along their axis 0 (``C_out``
     of ``conv``'s ``w``, ``C_in`` of ``conv_transpose``'s), each example a block of groups."""

@@ -11,9 +11,11 @@ Pooling: ``avg_pool``'s VJP spreads each cotangent, divided by its window's divi
 (``count_include_pad`` and ``ceil_mode`` as the op), over the window with a ``conv_transpose``
 by a ones kernel; ``adaptive_avg_pool``'s multiplies by each spatial dim's averaging matrix.
 ``max_pool`` and ``adaptive_max_pool`` route the gradient to the first maximum of each window
-in row-major window order (PyTorch's tie rule; a NaN counts as the maximum): a static table of
-each window's input positions, ``argmax`` over it, then ``scatter``-add (VJP) or
-``take_along_axis`` (JVP).
+in row-major window order (PyTorch's tie rule; a NaN counts as the maximum): ``max_pool``'s
+VJP is the core op ``max_pool_grad`` (one kernel on backends that have it); otherwise a static
+table of each window's input positions, ``argmax`` over it, then ``scatter``-add (VJP) or
+``take_along_axis`` (JVP, and ``max_pool_grad``'s own VJP: linear in its cotangent, which it
+routes; the positions are piecewise constant in ``x``).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from typing import Sequence
 
 import numpy as np
 
-from mskernel_sdk import Tensor, Window, avg_divisors
+from mskernel_sdk import Tensor, Window, avg_divisors, flat_positions
 
 from . import _ops as ops
 from ._ops import Grads, RuleTable
@@ -222,34 +224,11 @@ class _Routing:
         return ops.reshape(where, shape=x.shape[:2] + (self.table.shape[0],))
 
 
-def _combine(spatial: Sequence[int], along: Sequence[np.ndarray]) -> np.ndarray:
-    """Flat positions in a row-major array of shape ``spatial`` from per-dim position tables
-    ``along[d]`` of shape ``[out_d, taps_d]``: ``[prod(out), prod(taps)]``, windows and taps
-    each in row-major order."""
-    n = len(spatial)
-    flat = np.zeros((1,) * (2 * n), np.int64)
-    for d, (size, table) in enumerate(zip(spatial, along)):
-        shape = [1] * (2 * n)
-        shape[d], shape[n + d] = table.shape
-        flat = flat * size + table.reshape(shape)
-    outs = tuple(t.shape[0] for t in along)
-    taps = tuple(t.shape[1] for t in along)
-    flat = np.broadcast_to(flat, outs + taps)
-    return flat.reshape(math.prod(outs), math.prod(taps))
-
-
 def _max_pool_routing(x: Tensor, kernel, stride, padding, dilation, ceil_mode) -> _Routing:
     window = _pool_window(x, kernel, stride, padding, dilation, ceil_mode)
     spatial = x.shape[2:]
-    out = window.output_shape(spatial)
-    # ceil_mode's last window may reach past the high padding: pad that far (as the op does).
-    pads = tuple((lo, max(hi, (o - 1) * s + extent - size - lo))
-                 for size, o, s, extent, (lo, hi)
-                 in zip(spatial, out, window.stride, window.extents, window.padding))
-    along = [np.arange(o)[:, None] * s + np.arange(k)[None, :] * d
-             for o, s, k, d in zip(out, window.stride, window.kernel, window.dilation)]
-    padded = [size + lo + hi for size, (lo, hi) in zip(spatial, pads)]
-    return _Routing(pads, _combine(padded, along), out)
+    return _Routing(window.covering_pads(spatial), window.positions(spatial),
+                    window.output_shape(spatial))
 
 
 def _adaptive_routing(x: Tensor, output_size) -> _Routing:
@@ -258,29 +237,52 @@ def _adaptive_routing(x: Tensor, output_size) -> _Routing:
         start, end = _adaptive_bounds(size, out)
         offsets = start[:, None] + np.arange(int((end - start).max()))
         along.append(np.minimum(offsets, end[:, None] - 1))  # short windows repeat their last
-    return _Routing(((0, 0),) * (x.ndim - 2), _combine(x.shape[2:], along), tuple(output_size))
+    return _Routing(((0, 0),) * (x.ndim - 2), flat_positions(x.shape[2:], along),
+                    tuple(output_size))
 
 
-def _routed_rules(op: str, routing) -> None:
-    @rules.vjp(op)
-    def vjp(primals, outputs, cotangents, **attrs) -> Grads:
-        (x,), (g,) = primals, cotangents
-        route = routing(x, **attrs)
-        flat_g = ops.reshape(g, shape=x.shape[:2] + (route.table.shape[0],))
-        positions = math.prod(size + lo + hi for size, (lo, hi) in zip(x.shape[2:], route.pads))
-        summed = ops.scatter_add_along(flat_g, 2, route.positions(x), positions)
-        return (route.unpadded(summed, x),)
+def _routed(route: _Routing, x: Tensor, t: Tensor, shape: Sequence[int]) -> Tensor:
+    """``t`` (shaped as ``x``) read at each window's first maximum of ``x``: ``shape``."""
+    picked = ops.take_along_axis(route.padded(t, 0.0), route.positions(x), axis=2)
+    return ops.reshape(picked, shape=shape)
 
+
+@rules.vjp("adaptive_max_pool")
+def _adaptive_max_pool_vjp(primals, outputs, cotangents, **attrs) -> Grads:
+    (x,), (g,) = primals, cotangents
+    route = _adaptive_routing(x, **attrs)
+    flat_g = ops.reshape(g, shape=x.shape[:2] + (route.table.shape[0],))
+    summed = ops.scatter_add_along(flat_g, 2, route.positions(x), math.prod(x.shape[2:]))
+    return (route.unpadded(summed, x),)
+
+
+@rules.vjp("max_pool")
+def _max_pool_vjp(primals, outputs, cotangents, **attrs) -> Grads:
+    (x,), (g,) = primals, cotangents
+    return (ops.max_pool_grad(x, g, **attrs),)
+
+
+@rules.vjp("max_pool_grad")
+def _max_pool_grad_vjp(primals, outputs, cotangents, **attrs) -> Grads:
+    (x, g), (ct,) = primals, cotangents
+    return (None, _routed(_max_pool_routing(x, **attrs), x, ct, g.shape))
+
+
+@rules.jvp("max_pool_grad")
+def _max_pool_grad_jvp(primals, tangents, outputs, **attrs) -> Grads:
+    (x, _), (_, t), _ = primals, tangents, outputs
+    return (None if t is None else ops.max_pool_grad(x, t, **attrs),)
+
+
+def _routed_jvp(op: str, routing) -> None:
     @rules.jvp(op)
     def jvp(primals, tangents, outputs, **attrs) -> Grads:
         (x,), (t,), (y,) = primals, tangents, outputs
-        route = routing(x, **attrs)
-        picked = ops.take_along_axis(route.padded(t, 0.0), route.positions(x), axis=2)
-        return (ops.reshape(picked, shape=y.shape),)
+        return (_routed(routing(x, **attrs), x, t, y.shape),)
 
 
-_routed_rules("max_pool", _max_pool_routing)
-_routed_rules("adaptive_max_pool", _adaptive_routing)
+_routed_jvp("max_pool", _max_pool_routing)
+_routed_jvp("adaptive_max_pool", _adaptive_routing)
 
 
 VJP = rules.vjps
