@@ -94,6 +94,14 @@ class Cell:
             construct = self._compiled()
         return construct(*inputs, **kwargs)
 
+    def shard(self: C, in_strategy: Any, out_strategy: Any = None,
+              parameter_plan: Optional[dict[str, Any]] = None) -> C:
+        """MindSpore's ``Cell.shard``: record sharding strategies of this cell's inputs,
+        outputs and named parameters (``mskernel.shard``, from mskernel-parallel)."""
+        import mskernel
+
+        return mskernel.shard(self, in_strategy, out_strategy, parameter_plan)
+
     def _compiled(self) -> Any:
         """This cell under ``mskernel.jit``, made once."""
         compiled = self.__dict__.get("_compiled_cell")

@@ -13,7 +13,16 @@ data parallelism and the parameter server.
 - :class:`DistributedGradReducer`: the gradient all-reduce of a custom training step
   (MindSpore's ``nn.DistributedGradReducer``); ``TrainOneStepCell`` uses one in data-parallel
   mode;
-- :mod:`~mskernel_parallel.ps`: the parameter server (``mskernel.parallel.ps``).
+- :mod:`~mskernel_parallel.ps`: the parameter server (``mskernel.parallel.ps``);
+- operator parallelism: :class:`OpSharding` (what a ``"sharding"`` rule returns, for plugins
+  adding ops), :class:`Layout` (a device mesh, MindSpore's), :class:`Mesh`,
+  :class:`TensorLayout`, :func:`shard` (also ``mskernel.shard`` and ``Cell.shard``),
+  :func:`parallelize` giving a :class:`ShardedProgram` (one rank's graph of a sharded
+  function), :func:`simulate` (every rank's graph in one process), :class:`ShardedSGD`
+  (training a sharded loss), :class:`AutoParallel` (the cost model's strategy search),
+  :func:`save_checkpoint` (``integrated_save``) and :func:`load_distributed_checkpoint`;
+- pipeline parallelism: :class:`PipelineSGD` (stages on ranks, micro-batches, 1F1B);
+- expert parallelism: :func:`moe` (a mixture-of-experts layer, experts over the ranks).
 """
 
 from __future__ import annotations
@@ -28,10 +37,22 @@ from .context import (
 )
 from . import ps
 from .data_parallel import DEFAULT_BUCKET_MB, GradientBuckets
+from .sharding.checkpoint import load_distributed_checkpoint, save_checkpoint
+from .sharding.constraint import shard, with_sharding_constraint
+from .sharding.layout import Layout, Mesh, TensorLayout
+from .sharding.moe import moe
+from .sharding.pipeline import PipelineSGD
+from .sharding.program import ShardedProgram, parallelize
+from .sharding.rules import OpSharding
+from .sharding.search import AutoParallel
+from .sharding.simulate import simulate
+from .sharding.train import ShardedSGD
 
-__all__ = ["AutoParallelContext", "DistributedGradReducer", "ParallelMode",
-           "get_auto_parallel_context", "ps", "reset_auto_parallel_context",
-           "set_auto_parallel_context"]
+__all__ = ["AutoParallel", "AutoParallelContext", "DistributedGradReducer", "Layout", "Mesh",
+           "OpSharding", "ParallelMode", "PipelineSGD", "ShardedProgram", "ShardedSGD",
+           "TensorLayout", "get_auto_parallel_context", "load_distributed_checkpoint", "moe",
+           "parallelize", "ps", "reset_auto_parallel_context", "save_checkpoint",
+           "set_auto_parallel_context", "shard", "simulate", "with_sharding_constraint"]
 
 
 class DistributedGradReducer:

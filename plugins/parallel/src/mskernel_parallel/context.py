@@ -9,7 +9,8 @@ MindSpore's.
 (the default) trains each process alone; ``data_parallel`` makes mskernel-nn's
 ``TrainOneStepCell`` and ``Model`` combine gradients over the world's ranks and mskernel-data's
 datasets read one shard per rank.  The sharded modes (``semi_auto_parallel``,
-``auto_parallel``, ``hybrid_parallel``) are not implemented and are refused when set.
+``auto_parallel``, ``hybrid_parallel``) are refused here, naming what runs them: strategies
+recorded with ``mskernel.shard`` (or planned by ``AutoParallel``) and ``ShardedSGD``.
 """
 
 from __future__ import annotations
@@ -96,8 +97,10 @@ def set_auto_parallel_context(**kwargs: Any) -> None:
     if updated.parallel_mode not in SUPPORTED_MODES:
         raise CommunicationError(
             f"set_auto_parallel_context: parallel_mode '{updated.parallel_mode.value}' is not "
-            f"implemented; mskernel-parallel runs "
-            f"{' and '.join(m.value for m in SUPPORTED_MODES)}")
+            f"wired into Model and TrainOneStepCell; the context runs "
+            f"{' and '.join(m.value for m in SUPPORTED_MODES)}.  For sharded training record "
+            "strategies with mskernel.shard or Cell.shard (or plan them with "
+            "mskernel.parallel.AutoParallel) and train with mskernel.parallel.ShardedSGD")
     _context = updated
 
 

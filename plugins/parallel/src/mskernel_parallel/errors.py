@@ -23,3 +23,7 @@ class RankFailedError(CommunicationError):
     def __init__(self, message: str, ranks: tuple[int, ...] = ()) -> None:
         super().__init__(message)
         self.ranks = ranks
+
+
+class ShardingError(MskernelError, ValueError):
+    """A sharding strategy or layout that does not fit its tensor, op or device mesh."""

@@ -255,6 +255,38 @@ class ProcessGroup:
                                                                     tag=tag))
         return out
 
+    def sendrecv(self, x: np.ndarray, dest: int, shape: Sequence[int], dtype: np.dtype,
+                 src: int, send_tag: int = 0, recv_tag: int = 0) -> np.ndarray:
+        """Send ``x`` to ``dest`` and receive the array ``src`` sent with ``recv_tag`` at once:
+        neither waits for the other, so two ranks sending to each other (a pipeline's
+        forward activation one way, a cotangent the other) cannot deadlock."""
+        self._check_rank(dest, "sendrecv", "dest")
+        self._check_rank(src, "sendrecv", "src")
+        if self.comm is None:
+            self.send(x, dest, send_tag)
+            return self.recv(shape, dtype, src, recv_tag)
+        self.payload_bytes += x.nbytes
+        out_header = np.frombuffer(self._point_header(x.dtype, x.shape).encode().ljust(
+            _HEADER_BYTES), np.uint8)
+        data = np.ascontiguousarray(x)
+        sends = [self.comm.Isend(out_header, dest=dest, tag=send_tag),
+                 self.comm.Isend(_bytes(data), dest=dest, tag=send_tag)]
+        expected = self._point_header(np.dtype(dtype), tuple(shape))
+        header = np.empty(_HEADER_BYTES, np.uint8)
+        self._call(f"recv from rank {src}", lambda: self.comm.Irecv(header, source=src,
+                                                                    tag=recv_tag))
+        sent = header.tobytes().rstrip(b" ").decode()
+        if sent != expected:
+            raise CollectiveMismatchError(
+                f"sendrecv on group '{self.name}' (rank {self.rank}) from rank {src}, tag "
+                f"{recv_tag}: expects {expected}, rank {src} sent {sent}")
+        out = np.empty(tuple(shape), dtype)
+        self._call(f"recv from rank {src}", lambda: self.comm.Irecv(_bytes(out), source=src,
+                                                                    tag=recv_tag))
+        for request in sends:
+            self._call(f"send to rank {dest}", lambda request=request: request)
+        return out
+
     def barrier(self) -> None:
         """Return once every rank of the group has called ``barrier``."""
         self._finish_started()
