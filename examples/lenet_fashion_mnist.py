@@ -4,7 +4,8 @@ The data are the real IDX files (``--data DIR``: any folder of MNIST-format IDX 
 gzipped or not) read by ``mskernel.dataset.MnistDataset``.  Training runs through
 ``mskernel.train.Model`` in graph mode: each step — forward, loss, backward, Adam's update —
 is one compiled graph that updates the parameters and the optimizer's state in place.
-``--eager`` runs the same steps op by op instead.  Nothing is downloaded.
+``--eager`` runs the same steps op by op instead; ``--amp O2`` trains in mixed precision
+(bfloat16, through mskernel-boost's ``Model(amp_level=...)``).  Nothing is downloaded.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def parse_args(argv: Optional[Sequence[str]]) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eager", action="store_true",
                         help="run op by op instead of compiling each training step")
+    parser.add_argument("--amp", default="O0", choices=("O0", "O1", "O2", "O3"),
+                        help="mixed-precision level (bfloat16; needs mskernel-boost)")
     parser.add_argument("--limit-batches", type=int, default=None, metavar="N",
                         help="use only the first N batches of each split (a quick check)")
     parser.add_argument("--save", type=Path, default=None, metavar="FILE",
@@ -103,6 +106,7 @@ def run(args: argparse.Namespace, ranks: int = 1, report: bool = True) -> dict[s
         print(f"Fashion-MNIST from {args.data}: {steps} batches of {args.batch_size} per epoch, "
               f"{test_ds.get_dataset_size()} test batches of 1000; device "
               f"'{mskernel.get_device()}', {'eager' if args.eager else 'graph'} mode"
+              + (f", mixed precision {args.amp}" if args.amp != "O0" else "")
               + (f", {ranks} data-parallel ranks" if ranks > 1 else ""))
 
     net = LeNet5()
@@ -110,7 +114,8 @@ def run(args: argparse.Namespace, ranks: int = 1, report: bool = True) -> dict[s
                                 decay_steps=max(args.epochs * steps, 1))
     optimizer = nn.Adam(net.trainable_params(), learning_rate=schedule)
     model = train.Model(net, nn.CrossEntropyLoss(), optimizer,
-                        metrics={"accuracy": train.Accuracy()}, jit=not args.eager)
+                        metrics={"accuracy": train.Accuracy()}, jit=not args.eager,
+                        amp_level=args.amp)
     callbacks = [train.LossMonitor(per_print_times=0), train.TimeMonitor()] if report else []
     model.train(args.epochs, train_ds, callbacks=callbacks)
     accuracy = model.eval(test_ds)["accuracy"]

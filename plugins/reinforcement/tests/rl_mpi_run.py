@@ -2,7 +2,8 @@
 MARKER`` — rank 0 learns, ranks 1 and 2 run the actors; with MODE ``raise`` or ``kill`` an
 actor fails once (see rl_test_envs.py) and is replaced by a process started beside the
 learner, which imports this file again: the run is under ``__main__``, as multiprocessing
-requires.  Every rank prints its result as one JSON line."""
+requires.  Every rank prints its result as one JSON line, with whether it will call
+``MPI_Finalize`` at exit."""
 
 import json
 import sys
@@ -11,6 +12,7 @@ import rl_test_envs  # noqa: F401  (registers FailingCartPole-v0)
 
 
 def main() -> None:
+    import mpi4py
     from mpi4py import MPI
 
     from mskernel_reinforcement.trainer import Trainer
@@ -28,7 +30,7 @@ def main() -> None:
     }
     result = Trainer(config).train()
     print(json.dumps({"rank": MPI.COMM_WORLD.Get_rank(), "env_steps": result.env_steps,
-                      "updates": result.updates,
+                      "updates": result.updates, "finalize": mpi4py.rc.finalize is not False,
                       "failures": [[f.worker, f.reason, f.replaced] for f in result.failures]}),
           flush=True)
 

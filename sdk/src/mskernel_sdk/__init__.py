@@ -40,6 +40,9 @@ the core can move its internals without breaking plugins.  Submodules (``kit``,
 - the data-parallel seam: :data:`DATA_PARALLEL_RULE`, :class:`DataParallelGroup`,
   :func:`data_parallel_group` (a training or data plugin asks whether this process is one of
   several data-parallel ranks);
+- the training-transform seam: :data:`TRAINING_TRANSFORM_RULE`, :class:`TrainingSetup`,
+  :func:`apply_training_transforms` (how a plugin changes what ``Model(amp_level=...,
+  boost_level=...)`` trains: mixed precision, the Boost algorithms);
 - passes (a backend's fusion, layout, memory planning): :class:`Pass`, :class:`PassContext`,
   :class:`PassResult`, :class:`PassManager`, :func:`run_pipeline`, :class:`PassReport`,
   :class:`PipelineResult`, :class:`Patterns`, :class:`Pat`, :class:`PatternPass`,
@@ -128,6 +131,9 @@ from .models import read_model
 from .opset import core_ops
 from .samples import SAMPLES_RULE, samples_for
 from .testing import register_plugin, run_reference
+from .training_transforms import (
+    TRAINING_TRANSFORM_RULE, TrainingSetup, apply_training_transforms,
+)
 from .versioning import core_requirement
 
 __version__ = "0.1.0"
@@ -143,16 +149,16 @@ __all__ = [
     "Parameter", "Pass", "PassContext", "PassManager", "PassRegistry", "PassReport", "PassResult",
     "Pat", "PatternPass", "Patterns", "PipelineResult", "PluginError", "PluginHooks", "PluginInfo",
     "RefCell", "RefType", "Replacement", "RuleRegistry", "SAMPLES_RULE", "SCHEDULE_EARLY",
-    "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE", "Tensor", "TensorType", "TokenType",
-    "TreeDef", "Type", "VJPBuilder", "Value", "Window", "active_trace", "apply", "as_storage", "assert_close", "avg_divisors",
-    "bfloat16_from_bits", "bfloat16_to_bits", "compile_graph", "converted_callee", "core_ops",
-    "core_requirement", "data_parallel_group", "do_not_convert", "dtype", "flat_positions",
-    "hookimpl", "interpose",
-    "load_model", "make_node", "map_regions", "normalize_axes", "on_magnitudes", "op_registry",
-    "outside_traces", "parse_einsum", "quote_name", "random_array", "read_container", "read_model",
-    "reduced_shape", "register_plugin", "require_kind", "require_tensor", "rewrite_nodes",
-    "rule_registry", "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for",
-    "save_model", "tensor_type", "tolerance", "tolerance_for_reduction", "trace_function",
-    "tree_flatten", "tree_unflatten", "user_callables", "verify", "widened", "write_atomically",
-    "write_container",
+    "SHAPES", "SampleFn", "Scope", "TOKEN_VALUE", "TRAINING_TRANSFORM_RULE", "Tensor",
+    "TensorType", "TokenType", "TrainingSetup", "TreeDef", "Type", "VJPBuilder", "Value", "Window",
+    "active_trace", "apply", "apply_training_transforms", "as_storage", "assert_close",
+    "avg_divisors", "bfloat16_from_bits", "bfloat16_to_bits", "compile_graph", "converted_callee",
+    "core_ops", "core_requirement", "data_parallel_group", "do_not_convert", "dtype",
+    "flat_positions", "hookimpl", "interpose", "load_model", "make_node", "map_regions",
+    "normalize_axes", "on_magnitudes", "op_registry", "outside_traces", "parse_einsum",
+    "quote_name", "random_array", "read_container", "read_model", "reduced_shape",
+    "register_plugin", "require_kind", "require_tensor", "rewrite_nodes", "rule_registry",
+    "run_pipeline", "run_reference", "same_dtype", "sample_graph", "samples_for", "save_model",
+    "tensor_type", "tolerance", "tolerance_for_reduction", "trace_function", "tree_flatten",
+    "tree_unflatten", "user_callables", "verify", "widened", "write_atomically", "write_container",
 ]

@@ -1,6 +1,7 @@
 // matmul: x[..., n, k] @ y[..., k, m] with broadcast batch dimensions and NumPy's 1-D rules.
 //
-// float32/float64/complex go through OpenBLAS (scipy-openblas32) gemm; float16 and bfloat16
+// float32/float64/complex go through OpenBLAS (scipy-openblas32) gemm; bfloat16 runs on the
+// AMX or AVX-512 BF16 kernels of bf16_gemm.cpp where the CPU has them; float16 and bfloat16 otherwise
 // are widened to float32 in the workspace, multiplied by sgemm and rounded back (the
 // reference also accumulates them in float32); integer types use a wrapping loop.  The
 // float paths (matmul_forward, see matmul.hpp) finish each block of rows with an Epilogue.
@@ -10,6 +11,7 @@
 // by every batch (a linear layer) become one product with batch * n rows.
 #include "mskernel_cpu/matmul.hpp"
 
+#include "mskernel_cpu/bf16_gemm.hpp"
 #include "mskernel_cpu/broadcast.hpp"
 #include "mskernel_cpu/gemm.hpp"
 #include "mskernel_cpu/scalar_math.hpp"
@@ -127,7 +129,13 @@ MatmulPlan plan_matmul(const KernelContext& ctx) {
   plan.products = plan_products(ctx);
   check_blas_dims(plan.products);
   const DType dtype = ctx.input(0).dtype;
-  if (dtype == DType::Float16 || dtype == DType::BFloat16) {
+  const Products& p = plan.products;
+  if (dtype == DType::BFloat16 && bf16_gemm_available()) {
+    plan.bf16_native = true;
+    plan.out_numel = ctx.output(0).numel();
+    const size_t results = (sizeof(float) * static_cast<size_t>(plan.out_numel) + 63) / 64 * 64;
+    plan.workspace_bytes = results + bf16_packed_b_bytes(p.k, p.m);
+  } else if (dtype == DType::Float16 || dtype == DType::BFloat16) {
     plan.x_numel = ctx.input(0).numel();
     plan.y_numel = ctx.input(1).numel();
     plan.out_numel = ctx.output(0).numel();
@@ -137,10 +145,46 @@ MatmulPlan plan_matmul(const KernelContext& ctx) {
   return plan;
 }
 
+namespace {
+
+// bfloat16 products on AVX-512 BF16: each product's y packed once, its rows split over the
+// pool, each block of float32 results finished (epilogue, rounding) right after.
+void bf16_products(const MatmulPlan& plan, const bf16_t* x, const bf16_t* y,
+                   const Epilogue<bf16_t>& epilogue, bf16_t* out, void* workspace) {
+  const Products& p = plan.products;
+  float* of = static_cast<float*>(workspace);
+  char* packed = static_cast<char*>(workspace) +
+                 (sizeof(float) * static_cast<size_t>(plan.out_numel) + 63) / 64 * 64;
+  const GemmShape shape{p.n, p.m, p.k, gemm_layout(p.x_transposed), gemm_layout(p.y_transposed)};
+  for (int64_t b = 0; b < p.batch; ++b) {
+    const bf16_t* yb = y + p.y_offsets[b];
+    parallel_for(bf16_panels(p.m), std::max<int64_t>(1, 4096 / std::max<int64_t>(p.k, 1)),
+                 [&](int64_t begin, int64_t end) {
+                   bf16_pack_b(shape, yb, p.y_ld, packed, begin, end);
+                 });
+    float* ob = of + b * p.n * p.m;
+    parallel_for(p.n, p.grain(), [&](int64_t begin, int64_t end) {
+      bf16_gemm_rows(shape, x + p.x_offsets[b], p.x_ld, packed, ob, p.m, begin, end);
+      for (int64_t r = begin; r < end; ++r) {
+        const int64_t at = (b * p.n + r) * p.m;
+        finish_row(epilogue, 0, of + at, out + at, p.m);
+      }
+    });
+  }
+}
+
+}  // namespace
+
 template <class T>
 void matmul_forward(const MatmulPlan& plan, const T* x, const T* y, const Epilogue<T>& epilogue,
                     T* out, void* workspace) {
   const Products& p = plan.products;
+  if constexpr (std::is_same_v<T, bf16_t>) {
+    if (plan.bf16_native) {
+      bf16_products(plan, x, y, epilogue, out, workspace);
+      return;
+    }
+  }
   if constexpr (is_half_v<T>) {
     float* xf = static_cast<float*>(workspace);
     float* yf = xf + plan.x_numel;
@@ -191,7 +235,8 @@ Kernel matmul(KernelContext& ctx) {
     } else {
       const MatmulPlan plan = plan_matmul(ctx);
       ctx.workspace_bytes = plan.workspace_bytes;
-      ctx.detail = is_half_v<T> ? "widened to float32, sgemm"
+      ctx.detail = plan.bf16_native ? bf16_gemm_engine()
+                   : is_half_v<T> ? "widened to float32, sgemm"
                                 : (p.batch == 1 ? "gemm" : "gemm per product");
       return [plan](const Args& args) {
         matmul_forward<T>(plan, args.in<T>(0), args.in<T>(1), Epilogue<T>{}, args.out<T>(0),

@@ -19,6 +19,13 @@ forward, loss, backward, the optimizer's update — is compiled into one graph b
 place; evaluation and prediction are compiled too.  ``jit=False`` runs everything eagerly
 (PyNative: prints and breakpoints work).  Both give the same losses for the same seed.
 
+**Faster training without rewriting the model.**  ``amp_level`` (``"O0"`` … ``"O3"``: mixed
+precision) and ``boost_level`` (``"O0"`` … ``"O2"``: the Boost algorithms) are MindSpore's;
+each is served by the plugin that registers the training transform of that name
+(mskernel-boost provides both) through :func:`mskernel_sdk.apply_training_transforms`, with
+the extra keyword arguments (``loss_scale_manager``, ``keep_batchnorm_fp32``,
+``boost_config_dict`` …) as its options; an option no transform takes is an error.
+
 Datasets are mskernel-data datasets (each row: the network's inputs, then the label) or any
 re-iterable of rows (tuples of tensors or arrays).  A progress bar shows each epoch and
 evaluation on a terminal (:mod:`mskernel_nn.progress`).
@@ -30,7 +37,9 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 from mskernel import jit as compile_jit
-from mskernel_sdk import Tensor, data_parallel_group
+from mskernel_sdk import (
+    Tensor, TrainingSetup, apply_training_transforms, data_parallel_group,
+)
 
 from .callbacks import Callback, CallbackParam, RunContext
 from .cell import Cell
@@ -105,14 +114,16 @@ class Model:
     ``parallel_mode`` (``"data_parallel"``; default: the process-wide setting of the plugin
     providing the ranks) trains data parallel: see :class:`TrainOneStepCell`; evaluation then
     sums each metric's counts over the ranks, so every rank gets the metric of all the ranks'
-    data.
+    data.  ``amp_level``, ``boost_level`` and the other keyword arguments: see
+    :mod:`mskernel_nn.model`.
     """
 
     def __init__(self, network: Cell, loss_fn: Any = None, optimizer: Optional[Optimizer] = None,
                  metrics: Union[Mapping[str, Metric], Iterable[str], None] = None,
                  eval_network: Optional[Cell] = None,
                  eval_indexes: Optional[Sequence[int]] = None, jit: bool = True,
-                 parallel_mode: Optional[str] = None) -> None:
+                 parallel_mode: Optional[str] = None, amp_level: str = "O0",
+                 boost_level: str = "O0", **kwargs: Any) -> None:
         if not isinstance(network, Cell):
             raise TypeError(f"Model: network must be a Cell, got {type(network).__name__}")
         if optimizer is not None and not isinstance(optimizer, Optimizer):
@@ -121,14 +132,19 @@ class Model:
         if eval_indexes is not None and len(eval_indexes) != 3:
             raise ValueError(f"Model: eval_indexes gives the positions of (loss, outputs, label) "
                              f"among eval_network's outputs, got {list(eval_indexes)}")
+        setup = apply_training_transforms(
+            TrainingSetup(network, loss_fn, optimizer, options=dict(kwargs)), "Model",
+            amp=amp_level, boost=boost_level)
+        network, loss_fn, optimizer = setup.network, setup.loss_fn, setup.optimizer
         self._network = network
         self._loss_fn = loss_fn
         self._optimizer = optimizer
         self._metrics = _metric_table(metrics)
         self._jit = jit
         with_loss = network if loss_fn is None else WithLossCell(network, loss_fn)
-        self._train_network = (with_loss if optimizer is None
-                               else TrainOneStepCell(with_loss, optimizer, parallel_mode))
+        self._train_network = setup.train_network or (
+            with_loss if optimizer is None
+            else TrainOneStepCell(with_loss, optimizer, parallel_mode))
         self._eval_network = eval_network or WithEvalCell(network, loss_fn)
         self._eval_indexes = None if eval_indexes is None else list(eval_indexes)
         self._steps: dict[str, Any] = {}

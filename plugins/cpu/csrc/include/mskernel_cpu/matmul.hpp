@@ -59,6 +59,7 @@ struct MatmulPlan {
   Products products;
   int64_t x_numel = 0, y_numel = 0, out_numel = 0;  // the widened copies (half types)
   size_t workspace_bytes = 0;
+  bool bf16_native = false;  // bfloat16 on AVX-512 BF16: packed B and float32 results only
 };
 
 // The plan of a matmul node with float32/float64/float16/bfloat16 operands.

@@ -11,6 +11,11 @@ rank 0 closes them, and every rank returns the run's result.
 A rank that fails is replaced, as an actor process always is, by a process started beside
 the learner (the job's ranks are fixed once it is launched).  A rank whose actor raised sends
 its traceback and then waits, idle, for the end of the run, so that the job itself goes on.
+
+A job that lost a rank ends without ``MPI_Finalize``: Open MPI's finalize waits for every rank
+of the job, the dead one included, and depending on timing it returns in seconds or not at all
+(minutes under load).  Rank 0 knows which ranks failed and says so in the close it sends the
+others; each survivor then leaves MPI at exit without finalizing, as the failed rank did.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from .base import ActorSetup
 from .processes import PipeChannel, spread
 from .remote import Channel, ChannelClosed, RemoteActors, serve
 
-__all__ = ["MPIActors", "MPIChannel", "launched_on_ranks", "mpi_world", "serve_rank"]
+__all__ = ["MPIActors", "MPIChannel", "launched_on_ranks", "mpi_world", "serve_rank",
+           "skip_finalize"]
 
 #: variables an MPI launcher sets in each rank's environment (Open MPI, PMIx, MPICH's Hydra)
 LAUNCH_VARIABLES = ("OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE", "PMI_RANK")
@@ -66,13 +72,28 @@ def _check_world(comm: Any, execution: ExecutionConfig) -> None:
                          f"it with mskernel run -n {execution.processes + 1}")
 
 
-class MPIChannel(Channel):
-    """The learner's link to one actor rank."""
+def skip_finalize() -> None:
+    """Leave MPI at this process's exit without ``MPI_Finalize``, which, once a rank of the
+    job has failed, can wait for it without a deadline."""
+    import mpi4py
 
-    def __init__(self, comm: Any, rank: int, slot: int, indices: tuple[int, ...]) -> None:
+    mpi4py.rc.finalize = False
+
+
+class MPIChannel(Channel):
+    """The learner's link to one actor rank.  The ranks found failed are added to ``lost``
+    (shared by the links of one job), and the close the rank receives is ``("close",
+    payload, lost_ranks)``, after which a survivor of a failure does :func:`skip_finalize`."""
+
+    def __init__(self, comm: Any, rank: int, slot: int, indices: tuple[int, ...],
+                 lost: set[int]) -> None:
         super().__init__(slot, indices, 0)
-        self.comm, self.rank = comm, rank
+        self.comm, self.rank, self.lost = comm, rank, lost
         self.failed = False
+
+    def _fail(self) -> None:
+        self.failed = True
+        self.lost.add(self.rank)
 
     def send(self, message: Any) -> bool:
         if self.failed:
@@ -81,7 +102,7 @@ class MPIChannel(Channel):
             self.comm.send(message, dest=self.rank, tag=REQUEST)
             return True
         except Exception:   # mpi4py's MPI.Exception: the rank failed
-            self.failed = True
+            self._fail()
             return False
 
     def receive(self) -> Optional[tuple[str, Any]]:
@@ -91,7 +112,7 @@ class MPIChannel(Channel):
             message = self.comm.improbe(source=self.rank, tag=ANSWER)
             return None if message is None else message.recv()  # type: ignore[no-any-return]
         except Exception as exc:   # MPI reports the rank as failed
-            self.failed = True
+            self._fail()
             raise ChannelClosed(f"MPI rank {self.rank} failed: {exc}") from None
 
     def stop(self, grace: float) -> None:
@@ -99,7 +120,7 @@ class MPIChannel(Channel):
 
     def close(self, payload: Any) -> None:
         if not self.failed:   # a rank whose actor raised waits for this to end
-            self.send(("close", payload))
+            self.send(("close", payload, tuple(sorted(self.lost))))
 
 
 class MPIActors(RemoteActors):
@@ -118,11 +139,17 @@ class MPIActors(RemoteActors):
                 context = multiprocessing.get_context("spawn")
             return PipeChannel(context, setup, slot, indices, restart)
 
+        self.lost: set[int] = set()   # ranks found failed
         channels: list[Channel] = [
-            MPIChannel(comm, slot + 1, slot, indices)
+            MPIChannel(comm, slot + 1, slot, indices, self.lost)
             for slot, indices in enumerate(spread(execution.actors, execution.processes))]
         super().__init__(channels, spawn, execution.actor_timeout, execution.startup_timeout,
                          execution.max_restarts)
+
+    def close(self, result: Any = None) -> None:
+        super().close(result)
+        if self.lost:
+            skip_finalize()
 
 
 def serve_rank(setup: ActorSetup, execution: ExecutionConfig) -> Any:
@@ -134,7 +161,10 @@ def serve_rank(setup: ActorSetup, execution: ExecutionConfig) -> Any:
     indices = spread(execution.actors, execution.processes)[rank - 1]
 
     def receive() -> Any:
-        return comm.recv(source=0, tag=REQUEST)
+        request = comm.recv(source=0, tag=REQUEST)
+        if request[0] == "close" and request[2]:   # a rank failed: see skip_finalize
+            skip_finalize()
+        return request
 
     def send(message: Any) -> None:
         comm.send(message, dest=0, tag=ANSWER)
