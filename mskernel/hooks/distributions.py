@@ -31,7 +31,9 @@ KNOWN_DISTRIBUTIONS: dict[str, tuple[str, ...]] = {
     "mskernel-federated": ("federated",),
     "mskernel-reinforcement": ("rl",),
     "mskernel-boost": ("amp", "boost"),
-    "mskernel-science": ("science", "ops.fft", "ops.ifft", "ops.rfft", "ops.irfft"),
+    "mskernel-science": ("science", "ops.fft", "ops.ifft", "ops.rfft", "ops.irfft", "ops.fft2",
+                         "ops.ifft2", "ops.fftn", "ops.ifftn", "ops.rfft2", "ops.irfft2",
+                         "ops.rfftn", "ops.irfftn"),
 }
 
 _PROVIDER = {name: dist for dist, names in KNOWN_DISTRIBUTIONS.items() for name in names}

@@ -13,12 +13,12 @@ import numpy as np
 import mskernel
 from mskernel import nn
 from workloads import mskernel_models as anchors
-from workloads.spec import D_FF
+from workloads.spec import D_FF, WORKLOADS
 
 #: name → (builder, input shape, the longest reduction in the model)
 ANCHORS: dict[str, tuple[Callable[[], Any], tuple[int, ...], int]] = {
     "lenet": (anchors.LeNet5, (2, 1, 32, 32), 400),
-    "mlp": (anchors.mlp, (4, 784), 1024),
+    "mlp": (lambda: anchors.mlp(WORKLOADS["mlp_b128"]), (4, 784), 1024),
     "resnet_small": (anchors.ResNetSmall, (2, 3, 32, 32), 32 * 32 * 2),
     "transformer": (anchors.transformer, (2, 16, 256), D_FF),
 }

@@ -1,8 +1,8 @@
 """Checking exported models against the reference: ONNX's checker with strict shape
 inference, then ONNX Runtime (the test oracle) on the same inputs.
 
-ONNX Runtime has no kernel for some types an ONNX op takes (complex tensors at all, float64
-trigonometry and convolutions, ``Where`` on bool and uint8, ...), and where it expands an op
+ONNX Runtime has no kernel for some types an ONNX op takes (float64 trigonometry and
+convolutions, ``Where`` on bool and uint8, ...), and where it expands an op
 it lacks into the op's ONNX function it may build nodes its own type check rejects (``Clip``
 on bfloat16 at opset 13 becomes a ``Where`` that opset 13 does not allow on bfloat16).  A
 model it cannot run for those reasons is a *runtime gap*, reported as such: the model has
@@ -21,7 +21,7 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
-from mskernel_onnx.export import check_onnx
+from mskernel_onnx.export import check_onnx, complex_pairs
 from mskernel_sdk import GraphBuilder, assert_close, dtype, run_reference
 
 ort.set_default_logger_severity(3)
@@ -91,7 +91,7 @@ def check_against_reference(model: onnx.ModelProto, graph: Any, args: Sequence[n
     """Check ``model`` (the export of IR ``graph``) with ONNX's checker, run it under ONNX
     Runtime on ``args`` and compare with the reference's outputs of ``graph``."""
     check_onnx(model)
-    feeds = [np.asarray(a) for a in args]
+    feeds = [complex_pairs(a) for a in args]  # complex values travel as (real, imag) pairs
     key = _kernel_key(model, feeds)
     if cache is not None and key in cache.results:
         got = cache.results[key]
@@ -111,6 +111,8 @@ def check_against_reference(model: onnx.ModelProto, graph: Any, args: Sequence[n
         return Outcome(gap=got.reason)
     want = run_reference(graph, list(args))
     assert len(got) == len(want), what
+    got = [g[..., 0] + 1j * g[..., 1] if v.type.dtype.is_complex else g
+           for g, v in zip(got, graph.outputs)]
     for i, (g, w, v) in enumerate(zip(got, want, graph.outputs)):
         assert g.shape == np.shape(w), f"{what}: output {i} has shape {g.shape}, want {np.shape(w)}"
         assert_close(g, w, v.type.dtype, rtol=rtol, atol=atol, what=f"{what}: output {i}")

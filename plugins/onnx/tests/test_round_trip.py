@@ -27,11 +27,13 @@ from models import ANCHORS, Gate, branchy, build, example, float32_tolerance
 from onnx_checks import run_ort
 from torch_helpers import randomise_batch_norm
 from workloads import torch_models
+from workloads.spec import WORKLOADS
 
 F32 = dtype("float32")
 
 #: anchor name → its PyTorch builder (shapes and tolerances: ``models.ANCHORS``)
-TORCH_ANCHORS = {"lenet": torch_models.LeNet5, "mlp": torch_models.mlp,
+TORCH_ANCHORS = {"lenet": torch_models.LeNet5,
+                 "mlp": lambda: torch_models.mlp(WORKLOADS["mlp_b128"]),
                  "resnet_small": torch_models.ResNetSmall,
                  "transformer": torch_models.transformer}
 

@@ -201,12 +201,35 @@ def element_type(dt: DType) -> int:
     return ELEMENT_TYPES[dt.name]
 
 
+def pair_dtype(dt: DType) -> DType:
+    """The real dtype a complex dtype is written as (float32 for complex64, float64 for
+    complex128); a real dtype itself."""
+    return to_dtype({"complex64": "float32", "complex128": "float64"}.get(dt.name, dt.name))
+
+
+def complex_pairs(array: Any) -> np.ndarray:
+    """A complex array in the layout exported models use for complex values — ONNX ops take
+    no complex tensors, so a complex ``[..., n]`` is a real ``[..., n, 2]`` of (real,
+    imaginary) pairs, ``DFT``'s layout — for feeding a runtime; a real array as it is.
+    ``array[..., 0] + 1j * array[..., 1]`` reads an output back."""
+    array = np.asarray(array)
+    if not np.iscomplexobj(array):
+        return array
+    return np.stack([array.real, array.imag], axis=-1)
+
+
 def value_info(name: str, type: TensorType) -> onnx.ValueInfoProto:
+    if type.dtype.is_complex:
+        return helper.make_tensor_value_info(name, element_type(pair_dtype(type.dtype)),
+                                             [*type.shape, 2])
     return helper.make_tensor_value_info(name, element_type(type.dtype), list(type.shape))
 
 
 def tensor_proto(name: str, array: np.ndarray, dt: DType) -> TensorProto:
-    """An initializer holding ``array`` (reference storage) as ONNX type ``dt``."""
+    """An initializer holding ``array`` (reference storage) as ONNX type ``dt`` (a complex
+    one in the pair layout, see :func:`complex_pairs`)."""
+    if dt.is_complex:
+        return numpy_helper.from_array(complex_pairs(np.asarray(array, dt.storage)), name)
     if dt.name == "bfloat16":
         bits = (np.asarray(array, np.float32).view(np.uint32) >> 16).astype(np.uint16)
         tensor = TensorProto(name=name, data_type=TensorProto.BFLOAT16, dims=list(array.shape),
@@ -247,8 +270,10 @@ class _Exporter:
         self._constants: dict[tuple, str] = {}
         self._registry_rules = rule_registry()
         from .export_ops import TRANSLATORS
+        from .export_ops.signal import COMPLEX_OPS
 
         self._translators: dict[str, Translator] = TRANSLATORS
+        self.complex_ops = COMPLEX_OPS
 
     def main_graph(self, graph: Graph, weights: dict[str, Any],
                    weight_dtypes: dict[str, Any]) -> onnx.GraphProto:
@@ -365,6 +390,13 @@ class Scope:
         ctx = Context(self, node)
         if translator is None:
             ctx.fail(_no_translation(node.op))
+        complex_ops = self.exporter.complex_ops
+        if node.op not in complex_ops and any(
+                isinstance(v.type, TensorType) and v.type.dtype.is_complex
+                for v in (*node.inputs, *node.outputs)):
+            ctx.fail("ONNX has no complex arithmetic: complex values are written as real "
+                     "[..., 2] tensors (DFT's layout), which only "
+                     f"{', '.join(sorted(complex_ops))} read")
         if node.outputs and all(isinstance(v.type, TensorType) and v.type.size == 0
                                 for v in node.outputs):
             # a tensor of no elements is all type: a constant, whatever computed it
@@ -432,8 +464,6 @@ def _no_translation(op: str) -> str:
     if owner and owner != "mskernel":
         return (f"it is defined by {owner}, which attaches no ONNX translation to it (rule "
                 f"'{ONNX_EXPORT_RULE}')")
-    if op == "fft":
-        return "its translation to ONNX's DFT (opset 17 and later) is not written yet"
     return "ONNX has no equivalent of it"
 
 

@@ -10,7 +10,8 @@ with their solutions at ``t = 1``.
 :class:`FNO1d` lifts ``(u0(x), x)`` to ``width`` channels, applies ``layers`` Fourier layers —
 ``rfft`` along x, the lowest ``modes`` frequencies multiplied by learned complex matrices,
 ``irfft`` (the core op ``fft`` and its derivative rules), plus a pointwise linear map, GELU —
-and projects back to one channel.
+and projects back to one channel.  :class:`SpectralConv2d` is the 2-D Fourier layer (over
+``rfft2``/``irfft2``) for operators on 2-D fields.
 """
 
 from __future__ import annotations
@@ -69,6 +70,26 @@ def burgers_dataset(count: int, n: int = 256, nu: float = 0.1, seed: int = 0
     return u0, solve_burgers(u0, nu, 1.0)
 
 
+def _complex_weights(shape: tuple[int, ...], seed: int, name: str
+                     ) -> tuple[mskernel.Parameter, mskernel.Parameter]:
+    """A learned complex tensor as its real and imaginary parts, uniform in ``[0, 1 / (in *
+    out))`` (the FNO reference implementation's scale)."""
+    bound = 1.0 / (shape[0] * shape[1])
+    rng = np.random.default_rng(seed)
+    return tuple(mskernel.Parameter(rng.uniform(0, bound, shape).astype(np.float32),
+                                    name=f"{name}_{part}") for part in ("real", "imag"))
+
+
+def _mix(spectrum: Tensor, weight_real: Tensor, weight_imag: Tensor, equation: str) -> Tensor:
+    """``einsum(equation, spectrum, W)`` for complex ``W = weight_real + i weight_imag``, in
+    real arithmetic; complex64."""
+    re, im = ops.real(spectrum), ops.imag(spectrum)
+    out_re = ops.einsum(equation, re, weight_real) - ops.einsum(equation, im, weight_imag)
+    out_im = ops.einsum(equation, re, weight_imag) + ops.einsum(equation, im, weight_real)
+    return ops.cast(out_re, mskernel.complex64) + ops.cast(out_im, mskernel.complex64) * \
+        Tensor(np.complex64(1j))
+
+
 class SpectralConv1d(nn.Cell):
     """``irfft(W * rfft(x)[:modes])`` over the last axis of ``[batch, channels, n]``, ``W`` a
     learned complex ``[in, out, modes]`` tensor held as its real and imaginary parts."""
@@ -76,25 +97,43 @@ class SpectralConv1d(nn.Cell):
     def __init__(self, channels_in: int, channels_out: int, modes: int) -> None:
         super().__init__()
         self.modes = modes
-        bound = 1.0 / (channels_in * channels_out)
-        shape = (channels_in, channels_out, modes)
-        self.weight_real = mskernel.Parameter(
-            np.random.default_rng(channels_in * 31 + modes).uniform(0, bound, shape)
-            .astype(np.float32), name="weight_real")
-        self.weight_imag = mskernel.Parameter(
-            np.random.default_rng(channels_out * 37 + modes).uniform(0, bound, shape)
-            .astype(np.float32), name="weight_imag")
+        self.weight_real, self.weight_imag = _complex_weights(
+            (channels_in, channels_out, modes), channels_in * 31 + modes, "weight")
 
     def construct(self, x: Tensor) -> Tensor:
         n = x.shape[-1]
         spectrum = ops.rfft(x)[..., :self.modes]
-        re, im = ops.real(spectrum), ops.imag(spectrum)
-        mix = lambda a, w: ops.einsum("bim,iom->bom", a, w)  # noqa: E731
-        out_re = mix(re, self.weight_real) - mix(im, self.weight_imag)
-        out_im = mix(re, self.weight_imag) + mix(im, self.weight_real)
-        out = ops.cast(out_re, mskernel.complex64) + ops.cast(out_im, mskernel.complex64) * \
-            Tensor(np.complex64(1j))
+        out = _mix(spectrum, self.weight_real, self.weight_imag, "bim,iom->bom")
         return ops.irfft(out, n)  # frequencies above `modes` are zero
+
+
+class SpectralConv2d(nn.Cell):
+    """The 2-D Fourier layer over the last two axes of ``[batch, channels, n1, n2]``:
+    ``irfft2`` of learned complex ``[in, out, modes1, modes2]`` weights times the lowest
+    frequencies of ``rfft2(x)`` — ``modes2`` along the halved last axis, and along the first
+    ``modes1`` non-negative and ``modes1`` negative ones, each block with its own weights;
+    every other frequency is zero.  Needs ``n1 >= 2 * modes1``."""
+
+    def __init__(self, channels_in: int, channels_out: int, modes1: int, modes2: int) -> None:
+        super().__init__()
+        self.modes1, self.modes2 = modes1, modes2
+        shape = (channels_in, channels_out, modes1, modes2)
+        self.low_real, self.low_imag = _complex_weights(shape, channels_in * 41 + modes1, "low")
+        self.high_real, self.high_imag = _complex_weights(shape, channels_out * 43 + modes2,
+                                                          "high")
+
+    def construct(self, x: Tensor) -> Tensor:
+        batch, _, n1, n2 = x.shape
+        m1, m2 = self.modes1, self.modes2
+        if n1 < 2 * m1 or n2 // 2 + 1 < m2:
+            raise ValueError(f"SpectralConv2d with modes ({m1}, {m2}) needs a grid of at least "
+                             f"({2 * m1}, {2 * m2 - 2}), got {tuple(x.shape)}")
+        spectrum = ops.rfft2(x)
+        equation = "bixy,ioxy->boxy"
+        low = _mix(spectrum[:, :, :m1, :m2], self.low_real, self.low_imag, equation)
+        high = _mix(spectrum[:, :, n1 - m1:, :m2], self.high_real, self.high_imag, equation)
+        gap = ops.zeros((batch, low.shape[1], n1 - 2 * m1, m2), mskernel.complex64)
+        return ops.irfft2(ops.concat([low, gap, high], axis=2), s=(n1, n2))
 
 
 class FNO1d(nn.Cell):

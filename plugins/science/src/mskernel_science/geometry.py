@@ -138,9 +138,11 @@ class Rectangle(Polygon):
         (x0, y0), (x1, y1) = low, high
         super().__init__([(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
 
-    def interior_points(self, n: int, method: str = "uniform", seed: Seed = None) -> np.ndarray:
+    interior_points = Geometry.interior_points
+
+    def _map_interior(self, u: np.ndarray) -> np.ndarray:
         low, high = self.bbox
-        return low + (high - low) * unit_samples(n, 2, method, seed)
+        return low + (high - low) * u
 
 
 class Disk(Geometry):

@@ -7,8 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import control, conv, elementwise, indexing, linalg, nn, reduction, shape, sorting
+from . import control, conv, elementwise, indexing, linalg, nn, reduction, shape, signal, sorting
 
 TRANSLATORS: dict[str, Any] = {}
-for _family in (elementwise, shape, indexing, reduction, nn, conv, linalg, sorting, control):
+for _family in (elementwise, shape, indexing, reduction, nn, conv, linalg, sorting, control,
+                signal):
     TRANSLATORS.update(_family.TRANSLATORS)

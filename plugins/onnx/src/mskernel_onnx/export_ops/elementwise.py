@@ -18,18 +18,17 @@ from .reduction import reduce as reduce_axes
 Translate = Callable[..., str]
 
 
-def _real_only(ctx: Context) -> DType:
-    dt = ctx.in_type(0).dtype
-    if dt.is_complex:
-        ctx.fail("ONNX has no complex arithmetic")
-    return dt
+def _dtype(ctx: Context) -> DType:
+    """The first input's dtype (never complex: the exporter refuses complex operands of the
+    ops that do not read the pair layout, see :mod:`.signal`)."""
+    return ctx.in_type(0).dtype
 
 
 def unary(op_type: str) -> Translate:
     """``x`` → ``op_type(x)``, widened where the op does not take the dtype."""
 
     def translate(ctx: Context, node: Node, x: str) -> str:
-        return ctx.typed(op_type, x, dt=_real_only(ctx))
+        return ctx.typed(op_type, x, dt=_dtype(ctx))
 
     return translate
 
@@ -38,7 +37,7 @@ def binary(op_type: str, *, result: str = "same") -> Translate:
     """``x, y`` → ``op_type(x, y)``; ``result="bool"`` for comparisons."""
 
     def translate(ctx: Context, node: Node, x: str, y: str) -> str:
-        dt = _real_only(ctx)
+        dt = _dtype(ctx)
         if result == "bool":
             return ctx.typed(op_type, x, y, dt=dt, result=to_dtype("bool"))
         return ctx.typed(op_type, x, y, dt=dt)
@@ -103,7 +102,7 @@ def _composite(build: Callable[..., str], *, widen: bool = True) -> Translate:
     reference does) and round once at the end."""
 
     def translate(ctx: Context, node: Node, *xs: str) -> str:
-        dt = _real_only(ctx)
+        dt = _dtype(ctx)
         if widen and dt.name in ("float16", "bfloat16"):
             out = build(ctx, to_dtype("float32"), *(ctx.cast(x, "float32") for x in xs))
             return ctx.cast(out, dt)
@@ -215,7 +214,7 @@ def _lgamma(ctx: Context, dt: DType, x: str) -> str:
 
 
 def _gelu(ctx: Context, node: Node, x: str) -> str:
-    dt = _real_only(ctx)
+    dt = _dtype(ctx)
     approximate = node.attrs["approximate"]
     if ctx.opset >= 20:
         return ctx.typed("Gelu", x, dt=dt, approximate=approximate)
@@ -237,19 +236,19 @@ def _gelu_tanh(ctx: Context, dt: DType, x: str) -> str:
 
 
 def _square(ctx: Context, node: Node, x: str) -> str:
-    return ctx.typed("Mul", x, x, dt=_real_only(ctx))
+    return ctx.typed("Mul", x, x, dt=_dtype(ctx))
 
 
 def _reciprocal(ctx: Context, node: Node, x: str) -> str:
-    return ctx.typed("Reciprocal", x, dt=_real_only(ctx))
+    return ctx.typed("Reciprocal", x, dt=_dtype(ctx))
 
 
 def _div(ctx: Context, node: Node, x: str, y: str) -> str:
-    return ctx.typed("Div", x, y, dt=_real_only(ctx))
+    return ctx.typed("Div", x, y, dt=_dtype(ctx))
 
 
 def _remainder(ctx: Context, node: Node, x: str, y: str) -> str:
-    dt = _real_only(ctx)
+    dt = _dtype(ctx)
     if not dt.is_floating:
         return ctx.typed("Mod", x, y, dt=dt, fmod=0)  # the sign of the divisor, as Python's %
     return _composite(_float_remainder)(ctx, node, x, y)
@@ -265,7 +264,7 @@ def _float_remainder(ctx: Context, dt: DType, x: str, y: str) -> str:
 
 
 def _floor_divide(ctx: Context, node: Node, x: str, y: str) -> str:
-    dt = _real_only(ctx)
+    dt = _dtype(ctx)
     if not dt.is_floating:
         # the remainder has the divisor's sign, so x - r is a multiple of y: exact division
         r = ctx.typed("Mod", x, y, dt=dt, fmod=0)
@@ -293,7 +292,7 @@ def _float_floor_divide(ctx: Context, dt: DType, x: str, y: str) -> str:
 
 
 def _pow(ctx: Context, node: Node, x: str, y: str) -> str:
-    return ctx.typed("Pow", x, y, dt=_real_only(ctx), params=("T", "T1"))
+    return ctx.typed("Pow", x, y, dt=_dtype(ctx), params=("T", "T1"))
 
 
 def _shift(direction: str) -> Translate:
@@ -319,19 +318,19 @@ def _shift(direction: str) -> Translate:
 
 
 def _relu(ctx: Context, node: Node, x: str) -> str:
-    dt = _real_only(ctx)
+    dt = _dtype(ctx)
     if dt.is_floating and ctx.accepts("Relu", dt):
         return ctx.op("Relu", x)
     return ctx.typed("Max", x, _one(ctx, dt, 0), dt=dt)  # runtimes lack integer Relu kernels
 
 
 def _neg(ctx: Context, node: Node, x: str) -> str:
-    return ctx.typed("Neg", x, dt=_real_only(ctx))
+    return ctx.typed("Neg", x, dt=_dtype(ctx))
 
 
 def _is(op_type: str) -> Translate:
     def translate(ctx: Context, node: Node, x: str) -> str:
-        return ctx.typed(op_type, x, dt=_real_only(ctx), result=to_dtype("bool"), params=("T1",))
+        return ctx.typed(op_type, x, dt=_dtype(ctx), result=to_dtype("bool"), params=("T1",))
     return translate
 
 
@@ -340,30 +339,17 @@ def _isfinite(ctx: Context, node: Node, x: str) -> str:
     return ctx.op("Not", bad)
 
 
-def _real(ctx: Context, node: Node, x: str) -> str:
-    _real_only(ctx)
-    return x
-
-
-def _imag(ctx: Context, node: Node, x: str) -> str:
-    t = ctx.in_type(0)
-    _real_only(ctx)
-    return ctx.op("Expand", ctx.const(np.zeros(()), t.dtype), ctx.ints(t.shape))
-
-
 def _bitwise_not(ctx: Context, node: Node, x: str) -> str:
     return _logical("Not", "BitwiseNot")(ctx, node, x)
 
 
 def _where(ctx: Context, node: Node, cond: str, x: str, y: str) -> str:
     dt = ctx.in_type(1).dtype
-    if dt.is_complex:
-        ctx.fail("ONNX has no complex arithmetic")
     return ctx.typed("Where", cond, x, y, dt=dt, widen=(1, 2))
 
 
 def _clip(ctx: Context, node: Node, x: str) -> str:
-    dt = _real_only(ctx)
+    dt = _dtype(ctx)
     bounds = []
     for key in ("min", "max"):
         value = node.attrs[key]
@@ -377,15 +363,11 @@ def _clip(ctx: Context, node: Node, x: str) -> str:
 
 
 def _cast(ctx: Context, node: Node, x: str) -> str:
-    src = ctx.in_type(0).dtype
-    dst = node.attrs["dtype"]
-    if src.is_complex or to_dtype(dst).is_complex:
-        ctx.fail("ONNX has no complex arithmetic")
-    return ctx.cast(x, dst)
+    return ctx.cast(x, node.attrs["dtype"])
 
 
 def _sign(ctx: Context, node: Node, x: str) -> str:
-    return ctx.typed("Sign", x, dt=_real_only(ctx))
+    return ctx.typed("Sign", x, dt=_dtype(ctx))
 
 
 def _trunc(ctx: Context, dt: DType, x: str) -> str:
@@ -399,7 +381,7 @@ def _not_equal(ctx: Context, node: Node, x: str, y: str) -> str:
 
 
 TRANSLATORS: dict[str, Translate] = {
-    "neg": _neg, "abs": unary("Abs"), "sign": _sign, "square": _square,
+    "neg": _neg, "sign": _sign, "square": _square,
     "reciprocal": _reciprocal, "sqrt": unary("Sqrt"), "rsqrt": _composite(_rsqrt),
     "exp": unary("Exp"), "expm1": _composite(_expm1), "log": unary("Log"),
     "log1p": _composite(_log1p), "log2": _composite(_scaled_log(1 / math.log(2))),
@@ -414,7 +396,6 @@ TRANSLATORS: dict[str, Translate] = {
     "trunc": _composite(_trunc),
     "isnan": _is("IsNaN"), "isinf": _is("IsInf"), "isfinite": _isfinite,
     "logical_not": unary("Not"), "bitwise_not": _bitwise_not,
-    "real": _real, "imag": _imag, "conj": _real,
     "add": binary("Add"), "sub": binary("Sub"), "mul": binary("Mul"), "div": _div,
     "floor_divide": _floor_divide, "remainder": _remainder, "pow": _pow,
     "maximum": binary("Max"), "minimum": binary("Min"), "atan2": _composite(_atan2),

@@ -12,8 +12,6 @@ from ..export import Context
 
 def _matmul(ctx: Context, node: Node, x: str, y: str) -> str:
     dt = ctx.in_type(0).dtype
-    if dt.is_complex:
-        ctx.fail("ONNX has no complex arithmetic")
     return ctx.typed("MatMul", x, y, dt=dt)
 
 
@@ -22,8 +20,6 @@ def _einsum(ctx: Context, node: Node, *operands: str) -> str:
     dimensions under ``...``, and a subscript of size 1 meeting a larger one), which ONNX's
     shape inference does not do."""
     dt = ctx.in_type(0).dtype
-    if dt.is_complex:
-        ctx.fail("ONNX has no complex arithmetic")
     equation = "".join(node.attrs["equation"].split())
     terms = [_labels(term) for term in equation.partition("->")[0].split(",")]
     shapes = [ctx.in_type(i).shape for i in range(len(operands))]

@@ -27,7 +27,7 @@ def _iota(ctx: Context, node: Node) -> str:
     t = ctx.out_type()
     axis = node.attrs["axis"] % len(t.shape)
     column = tuple(-1 if i == axis else 1 for i in range(t.rank))
-    if t.dtype.is_complex:  # no ONNX op makes complex numbers: the values themselves
+    if t.dtype.is_complex:  # no ONNX op makes complex numbers: the values, as pairs
         values = np.broadcast_to(np.arange(t.shape[axis]).reshape(column), t.shape)
         return ctx.const(values, t.dtype)
     line = ctx.op("Range", ctx.scalar_int(0), ctx.scalar_int(t.shape[axis]), ctx.scalar_int(1))

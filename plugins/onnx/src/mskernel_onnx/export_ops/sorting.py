@@ -57,8 +57,6 @@ def _topk(ctx: Context, node: Node, x: str) -> list[str]:
 
 def _cumsum(ctx: Context, node: Node, x: str) -> str:
     t = ctx.in_type()
-    if t.dtype.is_complex:
-        ctx.fail("ONNX has no complex arithmetic")
     axis = node.attrs["axis"] % t.rank
     return ctx.typed("CumSum", x, ctx.scalar_int(axis), dt=t.dtype, widen=(0,),
                      exclusive=int(node.attrs["exclusive"]), reverse=int(node.attrs["reverse"]))
@@ -71,8 +69,6 @@ def _masked_scan(op_type: str, identity: Callable[[np.dtype], np.ndarray]
 
     def translate(ctx: Context, node: Node, x: str) -> str:
         t = ctx.in_type()
-        if t.dtype.is_complex:
-            ctx.fail("ONNX has no complex arithmetic")
         axis = node.attrs["axis"] % t.rank
         n = t.shape[axis]
         reverse = node.attrs.get("reverse", False)
