@@ -19,6 +19,7 @@ import importlib.metadata
 import importlib.util
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -43,6 +44,22 @@ class FederationError(RuntimeError):
 
 
 def free_port() -> int:
+    """A free loopback port below the kernel's ephemeral range: a port the kernel hands out
+    (``bind`` to port 0) can be taken by another process's outgoing connection before the
+    Flower process it was chosen for binds it."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    ports = list(range(max(1024, low - 16384), low))
+    random.SystemRandom().shuffle(ports)
+    for port in ports[:200]:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
