@@ -93,10 +93,12 @@ def mskernel_register_rules(rules: "RuleRegistry") -> None:
     ``kind`` is an open string agreed between the plugin that reads the rule and those that
     provide it: the autodiff plugin reads ``"vjp"`` and ``"jvp"`` (derivatives) and
     ``"batch"`` (``vmap``'s batching rules, with ``"not_batchable"`` for an op that cannot
-    have one), a parallel plugin reads ``"sharding"``, mskernel-onnx reads ``"onnx_export"``
-    (how to write the op as ONNX).  A plugin may attach rules to ops it does not own
-    (autodiff attaches the core ops' derivatives) and to its own ops for a transform it
-    does not implement.
+    have one), mskernel-parallel reads ``"sharding"`` (how the op's operands and results may
+    be split over ranks: ``rule(input_types, attrs)`` returns a ``mskernel.parallel.OpSharding``
+    naming each dimension with a letter; an op without one runs replicated), mskernel-onnx
+    reads ``"onnx_export"`` (how to write the op as ONNX).  A plugin may attach rules to ops
+    it does not own (autodiff attaches the core ops' derivatives) and to its own ops for a
+    transform it does not implement.
 
     The core reads the kind ``"host_kernel"`` (``mskernel.runtime.HOST_KERNEL_RULE``): a
     plugin that defines ops of its own and computes them on the CPU (quantum, federated,
